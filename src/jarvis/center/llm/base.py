@@ -1,0 +1,75 @@
+"""The LLM backend protocol: chat messages and tools in, assistant text and tool calls out.
+
+Every backend (OpenAI-compatible HTTP, embedded llama.cpp, scripted) implements
+`LLMBackend.complete`. Messages use the OpenAI chat format (role system / user /
+assistant / tool; assistant messages may carry `tool_calls`, tool messages carry
+`tool_call_id`), because every server Jarvis talks to speaks it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+class LLMError(Exception):
+    """Base class of every failure a backend reports; the engine turns it into `error`."""
+
+
+class LLMTimeoutError(LLMError):
+    """The backend did not answer within the request's timeout."""
+
+
+class LLMUnavailableError(LLMError):
+    """The backend could not be reached or answered with a server error."""
+
+
+class LLMBadResponseError(LLMError):
+    """The backend answered, but not with something that could be understood."""
+
+
+@dataclass(frozen=True)
+class LLMToolCall:
+    """One tool call as the model produced it; `arguments` is the raw JSON text."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass
+class LLMRequest:
+    """Everything a backend needs for one completion."""
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    # Whether the model may answer in plain text instead of calling a tool.
+    allow_direct_answer: bool = True
+    # Set when the engine wants a plain-text reply only (e.g. wording a tool result).
+    tools_disabled: bool = False
+    # Optional JSON schema the reply text must follow (backends that can, enforce it).
+    response_schema: dict[str, Any] | None = None
+    timeout: float = 60.0
+    max_tokens: int = 512
+    temperature: float = 0.0
+
+
+@dataclass
+class LLMReply:
+    """What the model said: text, tool calls, or both."""
+
+    content: str | None = None
+    tool_calls: list[LLMToolCall] = field(default_factory=list)
+    # Backend-specific figures for the trace (tokens, timings); never shown to users.
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class LLMBackend(Protocol):
+    """A synchronous LLM backend; the center calls it from a worker thread."""
+
+    name: str
+
+    def complete(self, request: LLMRequest) -> LLMReply:
+        """Run one completion; raise an `LLMError` subclass on failure."""
+        ...

@@ -1,0 +1,21 @@
+"""The `jarvis` command: each part of Jarvis adds its own sub-commands."""
+
+from __future__ import annotations
+
+import typer
+
+from jarvis.cli import model_cmd, node_cmds, serve_cmd, tools_cmd
+
+app = typer.Typer(
+    name="jarvis",
+    help="Jarvis, a private self-hostable voice assistant.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+for part in (serve_cmd, node_cmds, model_cmd, tools_cmd):
+    part.register(app)
+
+
+if __name__ == "__main__":
+    app()

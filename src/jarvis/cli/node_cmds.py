@@ -1,0 +1,9 @@
+"""jarvis ask / chat / commands / secrets (the node)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add this part's commands to the main app."""

@@ -1,0 +1,170 @@
+"""The HTTP API between node and center, as pydantic models shared by both sides."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "API_PREFIX",
+    "AvailableCommand",
+    "CommandParameterSpec",
+    "ConversationStartRequest",
+    "ConversationStartResponse",
+    "ContinueRequest",
+    "ErrorResponse",
+    "NodeContext",
+    "RequestInformationModel",
+    "StopReason",
+    "ToolCall",
+    "ToolCallFunction",
+    "ToolCallingResponse",
+    "ToolOutput",
+    "ToolResult",
+    "ValidationRequest",
+    "VoiceCommandRequest",
+]
+
+API_PREFIX = "/api/v0"
+
+StopReason = Literal["tool_calls", "validation_required", "complete", "error"]
+
+# Limits that keep one request from exhausting a small center.
+MAX_TEXT = 4_000
+MAX_TOOLS = 200
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class NodeContext(_Model):
+    timezone: str = "UTC"
+    node_id: str | None = Field(default=None, max_length=200)
+    room: str | None = Field(default=None, max_length=200)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown IANA timezone '{value}'") from exc
+        return value
+
+
+class CommandParameterSpec(_Model):
+    """One parameter in `available_commands` (the richer form with type strings)."""
+
+    name: str
+    type: str = "string"
+    required: bool = False
+    description: str | None = None
+    enum_values: list[str] | None = None
+    refinable: bool = False
+    default: Any = None
+    example: Any = None
+
+
+class AvailableCommand(_Model):
+    """`IJarvisCommand.get_command_schema()` as sent by the node."""
+
+    command_name: str
+    description: str = ""
+    parameters: list[CommandParameterSpec] = Field(default_factory=list)
+    examples: list[dict[str, Any]] = Field(default_factory=list)
+    rules: list[str] = Field(default_factory=list)
+    critical_rules: list[str] = Field(default_factory=list)
+    antipatterns: list[dict[str, Any]] = Field(default_factory=list)
+    allow_direct_answer: bool = False
+    keywords: list[str] = Field(default_factory=list)
+
+
+class ConversationStartRequest(_Model):
+    conversation_id: str = Field(min_length=1, max_length=200)
+    node_context: NodeContext = Field(default_factory=NodeContext)
+    client_tools: list[dict[str, Any]] = Field(default_factory=list, max_length=MAX_TOOLS)
+    available_commands: list[AvailableCommand] | None = Field(default=None, max_length=MAX_TOOLS)
+
+
+class ConversationStartResponse(_Model):
+    status: Literal["success"] = "success"
+    conversation_id: str
+
+
+class VoiceCommandRequest(_Model):
+    voice_command: str = Field(min_length=1, max_length=MAX_TEXT)
+    conversation_id: str = Field(min_length=1, max_length=200)
+    node_context: NodeContext | None = None
+
+
+class ToolOutput(_Model):
+    success: bool = True
+    message: str | None = None
+    context: dict[str, Any] | None = None
+    # Jarvis extensions: the command wants the LLM to word the answer from `context`;
+    # the command keeps the conversation open for a follow-up.
+    llm_wording: bool = False
+    wait_for_input: bool = False
+
+
+class ToolResult(_Model):
+    tool_call_id: str = Field(min_length=1, max_length=200)
+    output: ToolOutput
+
+
+class ContinueRequest(_Model):
+    conversation_id: str = Field(min_length=1, max_length=200)
+    tool_results: list[ToolResult] | None = None
+    validation_response: str | None = Field(default=None, max_length=MAX_TEXT)
+
+
+class ToolCallFunction(_Model):
+    name: str
+    arguments: str  # a JSON object as text, as in the OpenAI API
+
+    def parsed_arguments(self) -> dict[str, Any]:
+        value = json.loads(self.arguments or "{}")
+        if not isinstance(value, dict):
+            raise ValueError("tool call arguments are not a JSON object")
+        return value
+
+
+class ToolCall(_Model):
+    id: str
+    type: Literal["function"] = "function"
+    function: ToolCallFunction
+
+
+class ValidationRequest(_Model):
+    question: str
+    parameter_name: str | None = None
+    options: list[str] | None = None
+    tool_call_id: str | None = None
+
+
+class RequestInformationModel(_Model):
+    voice_command: str = ""
+    conversation_id: str
+
+
+class ToolCallingResponse(_Model):
+    commands: list[Any] = Field(default_factory=list)
+    request_information: RequestInformationModel
+    stop_reason: StopReason
+    assistant_message: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    validation_request: ValidationRequest | None = None
+
+    @property
+    def conversation_id(self) -> str:
+        return self.request_information.conversation_id
+
+
+class ErrorResponse(_Model):
+    error: str
+    detail: Any = None

@@ -1,0 +1,240 @@
+"""Command parameters: a name, a parsed type, and the rules the LLM and the pipeline follow."""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+from jarvis.sdk.types import ParamType, ParamTypeError, parse_type
+
+__all__ = ["LLM_ARTIFACTS", "IJarvisParameter", "JarvisParameter", "is_llm_artifact"]
+
+# Small models often write these instead of leaving an optional parameter out.
+LLM_ARTIFACTS = frozenset({"default", "none", "null", ""})
+
+
+def is_llm_artifact(value: Any) -> bool:
+    """True for the placeholder strings an LLM sends instead of omitting a parameter."""
+    return isinstance(value, str) and value.strip().lower() in LLM_ARTIFACTS
+
+
+class IJarvisParameter(ABC):
+    """The parameter interface; subclass it to add a `validation_function`."""
+
+    @property
+    @abstractmethod
+    def name(self) -> str: ...
+
+    @property
+    @abstractmethod
+    def param_type(self) -> str:
+        """The type string as declared, e.g. 'array<datetime>'."""
+
+    @property
+    @abstractmethod
+    def type(self) -> ParamType:
+        """The parsed type."""
+
+    @property
+    def required(self) -> bool:
+        return False
+
+    @property
+    def description(self) -> str | None:
+        return None
+
+    @property
+    def default(self) -> Any:
+        return None
+
+    @property
+    def enum_values(self) -> list[str] | None:
+        return None
+
+    @property
+    def refinable(self) -> bool:
+        return False
+
+    @property
+    def example(self) -> Any:
+        return None
+
+    @property
+    def validation_function(self) -> Callable[[Any], bool] | None:
+        return None
+
+    @property
+    def validation_error_message(self) -> str | None:
+        return None
+
+    # --- validation ---------------------------------------------------------------------
+    def validate(self, value: Any) -> tuple[bool, str | None]:
+        """Type, then enum, then the custom function: (ok, error message)."""
+        if not self.type.accepts(value):
+            return False, (
+                f"Invalid type for '{self.name}': expected {self.type.describe()}, "
+                f"got {value!r}"
+            )
+        if self.enum_values is not None:
+            allowed = [str(v) for v in self.enum_values]
+            candidates = value if self.type.is_array else [value]
+            for candidate in candidates:
+                if str(candidate) not in allowed:
+                    return False, (
+                        f"Invalid value '{candidate}' for '{self.name}'. "
+                        f"Must be one of: {', '.join(allowed)}"
+                    )
+        check = self.validation_function
+        if check is not None:
+            try:
+                passed = bool(check(value))
+            except Exception as exc:  # a faulty check must fail the value, not the command
+                passed = False
+                detail = f" ({type(exc).__name__}: {exc})"
+            else:
+                detail = ""
+            if not passed:
+                message = self.validation_error_message or f"Invalid value {value!r}"
+                return False, f"{message} for '{self.name}'{detail}"
+        return True, None
+
+    def default_value(self, tz: Any = None) -> Any:
+        """The declared default as a Python value (defaults may be written as text)."""
+        if self.default is None:
+            return None
+        return self.type.from_text(self.default, tz)
+
+    # --- schema -------------------------------------------------------------------------
+    def llm_description(self) -> str | None:
+        """The description the LLM reads, with the example appended when there is one."""
+        if self.example is None:
+            return self.description
+        example = self.example if isinstance(self.example, str) else json.dumps(self.example)
+        base = (self.description or "").rstrip()
+        if base and not base.endswith((".", "!", "?")):
+            base += "."
+        return f"{base} Example: {example}".strip()
+
+    def to_schema(self) -> dict[str, Any]:
+        """The JSON schema of this parameter inside the tool's `properties`."""
+        schema = self.type.json_schema()
+        description = self.llm_description()
+        ordered: dict[str, Any] = {"type": schema.pop("type")}
+        if "format" in schema:
+            ordered["format"] = schema.pop("format")
+        if description is not None:
+            ordered["description"] = description
+        if self.enum_values is not None:
+            ordered["enum"] = self._schema_enum()
+        ordered.update(schema)
+        if self.refinable:
+            ordered["_refinable"] = True
+        return ordered
+
+    def _schema_enum(self) -> list[Any]:
+        # Enums are declared as strings; the schema shows them in the parameter's own type.
+        target = self.type.item if self.type.is_array else self.type
+        if target is None or target.kind == "string":
+            return [str(v) for v in self.enum_values or []]
+        try:
+            return [target.from_text(str(v)) for v in self.enum_values or []]
+        except ParamTypeError:
+            return [str(v) for v in self.enum_values or []]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The richer form used in `get_command_schema()`."""
+        return {
+            "name": self.name,
+            "type": self.param_type,
+            "required": self.required,
+            "description": self.description,
+            "enum_values": list(self.enum_values) if self.enum_values is not None else None,
+            "refinable": self.refinable,
+            "default": self.default,
+            "example": self.example,
+        }
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, {self.param_type!r}, required={self.required})"
+
+
+class JarvisParameter(IJarvisParameter):
+    """A concrete parameter. An unknown type string raises ValueError here, at construction."""
+
+    def __init__(
+        self,
+        name: str,
+        param_type: str,
+        required: bool = False,
+        description: str | None = None,
+        default: Any = None,
+        enum_values: list[str] | None = None,
+        refinable: bool = False,
+        example: Any = None,
+        validation_function: Callable[[Any], bool] | None = None,
+        validation_error_message: str | None = None,
+    ) -> None:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"Parameter name must be an identifier, got {name!r}")
+        self._name = name
+        self._param_type = param_type
+        self._type = parse_type(param_type)
+        self._required = bool(required)
+        self._description = description
+        self._default = default
+        self._enum_values = [str(v) for v in enum_values] if enum_values is not None else None
+        self._refinable = bool(refinable)
+        self._example = example
+        self._validation_function = validation_function
+        self._validation_error_message = validation_error_message
+        if default is not None:
+            try:
+                self.default_value()
+            except ValueError as exc:
+                raise ValueError(f"Default {default!r} of '{name}' does not fit: {exc}") from exc
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def param_type(self) -> str:
+        return self._param_type
+
+    @property
+    def type(self) -> ParamType:
+        return self._type
+
+    @property
+    def required(self) -> bool:
+        return self._required
+
+    @property
+    def description(self) -> str | None:
+        return self._description
+
+    @property
+    def default(self) -> Any:
+        return self._default
+
+    @property
+    def enum_values(self) -> list[str] | None:
+        return self._enum_values
+
+    @property
+    def refinable(self) -> bool:
+        return self._refinable
+
+    @property
+    def example(self) -> Any:
+        return self._example
+
+    @property
+    def validation_function(self) -> Callable[[Any], bool] | None:
+        return self._validation_function
+
+    @property
+    def validation_error_message(self) -> str | None:
+        return self._validation_error_message
