@@ -330,8 +330,8 @@ _TIME_PATTERNS: tuple[tuple[str, str], ...] = (
     ("named", r"\b(?:at )?(noon|midday|midnight)\b"),
     ("ampm", rf"\b(?:at )?({_HOUR_RE})(?:[:.](\d{{2}}))?\s?(am|pm)\b"),
     ("ampm_words", rf"\b(?:at )?({_HOUR_RE}) (fifteen|thirty|forty five) (am|pm)\b"),
-    ("past", rf"\b(?:at )?(half|quarter) past ({_HOUR_RE})(?: oclock)?\b"),
-    ("to", rf"\b(?:at )?quarter to ({_HOUR_RE})(?: oclock)?\b"),
+    ("past", rf"\b(?:at )?(?:a )?(half|quarter) past ({_HOUR_RE})(?: oclock)?\b"),
+    ("to", rf"\b(?:at )?(?:a )?quarter to ({_HOUR_RE})(?: oclock)?\b"),
     ("colon", r"\b(?:at )?(\d{1,2}):(\d{2})\b"),
     ("oclock", rf"\b(?:at )?({_HOUR_RE}) oclock\b"),
     # "8 in the evening": a bare hour is a time only when a part of the day follows.
@@ -452,21 +452,24 @@ _DAY_UNITS = r"days?|weeks?|months?|years?|fortnights?"
 _TIME_UNITS = r"hours?|hrs?|minutes?|mins?|seconds?|secs?"
 _QTY_RE = rf"(?:\d+(?:\.\d+)?|a couple of|a couple|couple of|half an|half a|an|a|{_NUM_WORD_RE})"
 _OFFSET_RE = re.compile(
-    rf"^(?:(?P<in>in|within) )?(?P<qty>{_QTY_RE})(?P<half1> and a half)? "
-    rf"(?P<unit>{_DAY_UNITS}|{_TIME_UNITS})(?P<half2> and a half)?"
+    rf"^(?:(?P<in>in|within) )?(?:(?P<qty>{_QTY_RE})(?P<half1> and a half)? )?"
+    rf"(?P<unit>{_DAY_UNITS}|{_TIME_UNITS})(?P<half2> and a half)?(?: time)?"
     rf"(?: (?P<dir>from now|later|ago|from (?P<base>.+)|after (?P<after>.+)"
     rf"|before (?P<before>.+)))?$"
 )
 
 
 def _offset(text: str, phrase: str) -> tuple[str, float, str | None] | None:
-    """("days"/"hours"..., signed amount, base day phrase) for "in 3 days", "2 hours ago"."""
+    """(unit, signed amount, base day phrase or None) for "in 3 days", "2 hours ago"."""
     match = _OFFSET_RE.match(text)
     if not match or not (match.group("in") or match.group("dir")):
         return None
+    if match.group("qty") is None and (match.group("in") or match.group("unit").endswith("s")):
+        # "week from friday" means one week; "in week" or "days ago" say no amount.
+        return None
     if match.group("in") and match.group("dir") in ("ago",):
         raise UnresolvableDateError(phrase, "both 'in' and 'ago'")
-    amount = _number(match.group("qty"))
+    amount = _number(match.group("qty") or "one")
     if match.group("half1") or match.group("half2"):
         amount += 0.5
     unit = match.group("unit").rstrip("s")
@@ -529,6 +532,7 @@ _HOLIDAYS: dict[str, Callable[[date], date]] = {
     "valentine day": lambda t: _next_annual(t, 2, 14),
     "valentines day": lambda t: _next_annual(t, 2, 14),
     "independence day": lambda t: _next_annual(t, 7, 4),
+    "thanksgiving day": lambda t: _HOLIDAYS["thanksgiving"](t),
     "thanksgiving": lambda t: (
         _thanksgiving(t.year) if _thanksgiving(t.year) >= t else _thanksgiving(t.year + 1)
     ),
@@ -591,11 +595,14 @@ def _days(text: str, today: date, phrase: str) -> list[date] | None:
         return _week(today, "this" if match[1] == "rest" else match[1])
     match = re.fullmatch(
         rf"(?:(this|next|last) )?({_WEEKDAY_RE})(?: (this week|next week|last week))?", text
-    )
-    if match:
+    ) or re.fullmatch(rf"()((?:this|next|last) week) ({_WEEKDAY_RE})", text)
+    if match and match[2] in _WEEKDAYS:
         if match[1] and match[3]:
             raise UnresolvableDateError(phrase, "two different week references")
         return [_weekday(today, _WEEKDAYS[match[2]], match[1] or match[3])]
+    if match:
+        # "next week monday": the same as "monday next week".
+        return [_weekday(today, _WEEKDAYS[match[3]], match[2])]
     first_of_month = today.replace(day=1)
     months = {
         "next month": _add_months(first_of_month, 1),
@@ -635,11 +642,14 @@ def _shift_days(start: date, unit: str, amount: float, phrase: str) -> date:
     if amount != int(amount):
         raise UnresolvableDateError(phrase, f"a fraction of a {unit} is not a calendar date")
     count = int(amount)
-    if unit == "day":
-        return start + timedelta(days=count)
-    if unit == "week":
-        return start + timedelta(weeks=count)
-    return _add_months(start, count * (12 if unit == "year" else 1))
+    try:
+        if unit == "day":
+            return start + timedelta(days=count)
+        if unit == "week":
+            return start + timedelta(weeks=count)
+        return _add_months(start, count * (12 if unit == "year" else 1))
+    except (OverflowError, ValueError) as exc:
+        raise UnresolvableDateError(phrase, "too far away for the calendar") from exc
 
 
 def resolve_relative_date(phrase: str, timezone: str, now: datetime | None = None) -> list[str]:
@@ -666,8 +676,11 @@ def resolve_relative_date(phrase: str, timezone: str, now: datetime | None = Non
         unit, amount, base = offset
         if base is not None:
             raise UnresolvableDateError(phrase, "hour offsets count from now only")
-        delta = timedelta(**{f"{unit}s": amount})
-        return [_iso((reference.astimezone(UTC) + delta).astimezone(zone))]
+        try:
+            moment = reference.astimezone(UTC) + timedelta(**{f"{unit}s": amount})
+        except OverflowError as exc:
+            raise UnresolvableDateError(phrase, "too far away for the calendar") from exc
+        return [_iso(moment.astimezone(zone))]
     clock, text = _extract_time(text, phrase)
     part, text = _extract_part(text, phrase)
     text = " ".join(w for w in text.split() if w not in _FILLER)

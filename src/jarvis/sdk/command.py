@@ -65,7 +65,8 @@ class IJarvisCommand(ABC):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         for name in cls._FINAL_METHODS:
-            if name in cls.__dict__:
+            # getattr, not cls.__dict__: a mixin earlier in the MRO must not replace it either.
+            if getattr(cls, name) is not getattr(IJarvisCommand, name):
                 raise TypeError(
                     f"{cls.__name__} overrides {name}(); customise validate_call, "
                     "post_process_tool_call or run instead"
@@ -157,15 +158,7 @@ class IJarvisCommand(ABC):
                 continue
             ok, message = param.validate(value)
             if not ok:
-                results.append(
-                    ValidationResult(
-                        success=False,
-                        param_name=param.name,
-                        command_name=self.command_name,
-                        message=message,
-                        valid_values=list(param.enum_values) if param.enum_values else None,
-                    )
-                )
+                results.append(self._failure(param, message))
         return results
 
     @abstractmethod
@@ -183,18 +176,49 @@ class IJarvisCommand(ABC):
         kwargs = self._drop_artifacts_and_unknown(kwargs)
         self._validate_params(kwargs)
         results = self.validate_call(**kwargs)
-        uncorrected = [r for r in results if not r.success and r.suggested_value is None]
+        suggested = {
+            r.param_name: r.suggested_value
+            for r in results
+            if r.suggested_value is not None and r.param_name
+        }
+        # An error that carries its own suggestion is auto-corrected; every other error stands.
+        uncorrected = [
+            r for r in results if not r.success and r.suggested_value is None
+        ] + self._check_suggestions(suggested)
         if uncorrected:
             return CommandResponse.validation_error(uncorrected)
-        for result in results:
-            if result.suggested_value is not None and result.param_name:
-                kwargs[result.param_name] = result.suggested_value
+        kwargs.update(suggested)
         tz = request_info.timezone or self.context.timezone
         try:
             kwargs = self._coerce(kwargs, tz)
         except _CoercionFailure as failure:
             return CommandResponse.validation_error([failure.result])
-        return self.run(request_info, **kwargs)
+        response = self.run(request_info, **kwargs)
+        if not isinstance(response, CommandResponse):
+            raise TypeError(
+                f"{self.command_name}.run() returned {type(response).__name__}, "
+                "not a CommandResponse"
+            )
+        return response
+
+    def _check_suggestions(self, suggested: dict[str | None, Any]) -> list[ValidationResult]:
+        """A suggested value must itself pass its parameter's type and enum checks."""
+        failures = []
+        for param in self.parameters:
+            if param.name in suggested:
+                ok, message = param.validate(suggested[param.name])
+                if not ok:
+                    failures.append(self._failure(param, f"Suggested value rejected: {message}"))
+        return failures
+
+    def _failure(self, param: IJarvisParameter, message: str | None) -> ValidationResult:
+        return ValidationResult(
+            success=False,
+            param_name=param.name,
+            command_name=self.command_name,
+            message=message,
+            valid_values=list(param.enum_values) if param.enum_values else None,
+        )
 
     def _validate_secrets(self) -> None:
         missing = [
@@ -217,7 +241,7 @@ class IJarvisCommand(ABC):
             param = declared.get(name)
             if param is None:
                 log.debug("%s: ignoring undeclared argument %s", self.command_name, name)
-            elif not param.required and (value is None or is_llm_artifact(value)):
+            elif not param.required and (value is None or _is_placeholder(param, value)):
                 continue
             else:
                 kept[name] = value
@@ -233,13 +257,7 @@ class IJarvisCommand(ABC):
                     out[param.name] = param.default_value(tz)
             except ParamTypeError as exc:
                 raise _CoercionFailure(
-                    ValidationResult(
-                        success=False,
-                        param_name=param.name,
-                        command_name=self.command_name,
-                        message=f"Invalid value for '{param.name}': {exc}",
-                        valid_values=list(param.enum_values) if param.enum_values else None,
-                    )
+                    self._failure(param, f"Invalid value for '{param.name}': {exc}")
                 ) from exc
         return out
 
@@ -276,6 +294,13 @@ class IJarvisCommand(ABC):
             "allow_direct_answer": self.allow_direct_answer,
             "keywords": list(self.keywords),
         }
+
+
+def _is_placeholder(param: IJarvisParameter, value: Any) -> bool:
+    # "none" is a real answer when the parameter's own enum offers it.
+    if param.enum_values is not None and value in param.enum_values:
+        return False
+    return is_llm_artifact(value)
 
 
 class _CoercionFailure(Exception):

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
-from jarvis.sdk.types import ParamType, ParamTypeError, parse_type
+from jarvis.sdk.types import ParamType, ParamTypeError, parse_type, show_value
 
 __all__ = ["LLM_ARTIFACTS", "IJarvisParameter", "JarvisParameter", "is_llm_artifact"]
 
@@ -75,17 +75,11 @@ class IJarvisParameter(ABC):
         if not self.type.accepts(value):
             return False, (
                 f"Invalid type for '{self.name}': expected {self.type.describe()}, "
-                f"got {value!r}"
+                f"got {show_value(value)}"
             )
-        if self.enum_values is not None:
-            allowed = [str(v) for v in self.enum_values]
-            candidates = value if self.type.is_array else [value]
-            for candidate in candidates:
-                if str(candidate) not in allowed:
-                    return False, (
-                        f"Invalid value '{candidate}' for '{self.name}'. "
-                        f"Must be one of: {', '.join(allowed)}"
-                    )
+        enum_error = self._enum_error(value)
+        if enum_error:
+            return False, enum_error
         check = self.validation_function
         if check is not None:
             try:
@@ -96,9 +90,23 @@ class IJarvisParameter(ABC):
             else:
                 detail = ""
             if not passed:
-                message = self.validation_error_message or f"Invalid value {value!r}"
+                message = self.validation_error_message or f"Invalid value {show_value(value)}"
                 return False, f"{message} for '{self.name}'{detail}"
         return True, None
+
+    def _enum_error(self, value: Any) -> str | None:
+        """Enum values are compared as strings; for an array every item must be one."""
+        if self.enum_values is None:
+            return None
+        allowed = [str(v) for v in self.enum_values]
+        typed = self._schema_enum()  # 1.0 matches "1" for a float parameter
+        for candidate in value if self.type.is_array else [value]:
+            if str(candidate) not in allowed and candidate not in typed:
+                return (
+                    f"Invalid value '{candidate}' for '{self.name}'. "
+                    f"Must be one of: {', '.join(allowed)}"
+                )
+        return None
 
     def default_value(self, tz: Any = None) -> Any:
         """The declared default as a Python value (defaults may be written as text)."""
@@ -111,7 +119,9 @@ class IJarvisParameter(ABC):
         """The description the LLM reads, with the example appended when there is one."""
         if self.example is None:
             return self.description
-        example = self.example if isinstance(self.example, str) else json.dumps(self.example)
+        example = self.example
+        if not isinstance(example, str):
+            example = json.dumps(self._json_safe(example), default=str)
         base = (self.description or "").rstrip()
         if base and not base.endswith((".", "!", "?")):
             base += "."
@@ -134,9 +144,9 @@ class IJarvisParameter(ABC):
         return ordered
 
     def _schema_enum(self) -> list[Any]:
-        # Enums are declared as strings; the schema shows them in the parameter's own type.
+        # Enums are declared as strings; the schema shows numbers and booleans in their JSON type.
         target = self.type.item if self.type.is_array else self.type
-        if target is None or target.kind == "string":
+        if target is None or target.kind not in ("int", "float", "bool"):
             return [str(v) for v in self.enum_values or []]
         try:
             return [target.from_text(str(v)) for v in self.enum_values or []]
@@ -152,12 +162,20 @@ class IJarvisParameter(ABC):
             "description": self.description,
             "enum_values": list(self.enum_values) if self.enum_values is not None else None,
             "refinable": self.refinable,
-            "default": self.default,
-            "example": self.example,
+            "default": self._json_safe(self.default),
+            "example": self._json_safe(self.example),
         }
 
+    def _json_safe(self, value: Any) -> Any:
+        # A default or example given as a date/time object is shown in its wire form.
+        try:
+            return self.type.to_wire(value)
+        except ParamTypeError:
+            return str(value)
+
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.name!r}, {self.param_type!r}, required={self.required})"
+        kind = type(self).__name__
+        return f"{kind}({self.name!r}, {self.param_type!r}, required={self.required})"
 
 
 class JarvisParameter(IJarvisParameter):
@@ -184,6 +202,8 @@ class JarvisParameter(IJarvisParameter):
         self._required = bool(required)
         self._description = description
         self._default = default
+        if isinstance(enum_values, str | bytes | dict):
+            raise ValueError(f"enum_values of '{name}' must be a list, got {enum_values!r}")
         self._enum_values = [str(v) for v in enum_values] if enum_values is not None else None
         self._refinable = bool(refinable)
         self._example = example
@@ -191,9 +211,15 @@ class JarvisParameter(IJarvisParameter):
         self._validation_error_message = validation_error_message
         if default is not None:
             try:
-                self.default_value()
+                # Any zone will do here: a naive datetime default is read in the node's zone.
+                typed_default = self.default_value("UTC")
             except ValueError as exc:
                 raise ValueError(f"Default {default!r} of '{name}' does not fit: {exc}") from exc
+            if self._enum_error(typed_default):
+                raise ValueError(
+                    f"Default {default!r} of '{name}' is not one of its enum_values: "
+                    f"{', '.join(self._enum_values or [])}"
+                )
 
     @property
     def name(self) -> str:

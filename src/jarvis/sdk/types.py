@@ -20,7 +20,7 @@ import datetime as dt
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -65,6 +65,8 @@ _ANGLE = re.compile(r"\s*array\s*<\s*(\w+)\s*>\s*")
 _SQUARE = re.compile(r"\s*array\s*\[\s*(\w+)\s*\]\s*")
 _SUFFIX = re.compile(r"\s*(\w+)\s*\[\s*\]\s*")
 
+_FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
 _FORMATS = {"date": "date", "datetime": "date-time", "time": "time", "timedelta": "duration"}
 _JSON_TYPES = {
     "string": "string",
@@ -100,6 +102,7 @@ _TIME_RE = re.compile(
     r"(?P<h>[0-9]{2}):(?P<mi>[0-9]{2})(?::(?P<s>[0-9]{2})(?:\.(?P<frac>[0-9]+))?)?"
     r"(?P<offset>[Zz]|[+-][0-9]{2}:[0-9]{2})?"
 )
+_NAIVE_DATETIME_RE = re.compile(r"(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})[Tt ](?P<time>[0-9:.]+)")
 # RFC 3339 appendix A: dur-date / dur-time / dur-week, whole numbers only.
 _DURATION_RE = re.compile(
     r"P(?:"
@@ -120,8 +123,8 @@ def resolve_timezone(tz: str | dt.tzinfo | None) -> dt.tzinfo | None:
         return tz
     try:
         return ZoneInfo(tz)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ValueError(f"Unknown timezone '{tz}'") from exc
+    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:  # OSError: name too long
+        raise ValueError(f"Unknown timezone '{_shorten(tz)}'") from exc
 
 
 def _offset_minutes(text: str) -> int | None:
@@ -155,11 +158,11 @@ def _time_fields_error(h: int, mi: int, s: int, offset: str | None) -> str | Non
 def _parse_date(text: str) -> dt.date:
     m = _DATE_RE.fullmatch(text)
     if not m:
-        raise ParamTypeError(f"'{text}' is not a date in YYYY-MM-DD form")
+        raise ParamTypeError(f"'{_shorten(text)}' is not a date in YYYY-MM-DD form")
     try:
         return dt.date(int(m[1]), int(m[2]), int(m[3]))
     except ValueError as exc:
-        raise ParamTypeError(f"'{text}' is not a real calendar date") from exc
+        raise ParamTypeError(f"'{_shorten(text)}' is not a real calendar date") from exc
 
 
 def _micro(frac: str | None) -> int:
@@ -170,12 +173,13 @@ def _parse_datetime(text: str) -> dt.datetime:
     m = _DATETIME_RE.fullmatch(text)
     if not m:
         raise ParamTypeError(
-            f"'{text}' is not an ISO-8601 date-time with timezone (e.g. 2026-01-18T05:00:00Z)"
+            f"'{_shorten(text)}' is not an ISO-8601 date-time with timezone "
+            "(e.g. 2026-01-18T05:00:00Z)"
         )
     h, mi, s = int(m["h"]), int(m["mi"]), int(m["s"])
     problem = _time_fields_error(h, mi, s, m["offset"])
     if problem:
-        raise ParamTypeError(f"'{text}': {problem}")
+        raise ParamTypeError(f"'{_shorten(text)}' is not a valid date-time: {problem}")
     day = _parse_date(f"{m['y']}-{m['mo']}-{m['d']}")
     offset = dt.timedelta(minutes=_offset_minutes(m["offset"]) or 0)
     # Python has no second 60: a leap second becomes the last microsecond before it.
@@ -185,14 +189,31 @@ def _parse_datetime(text: str) -> dt.datetime:
     )
 
 
+def _parse_local_datetime(text: str) -> dt.datetime:
+    """The wire form, or (node side only) a naive `YYYY-MM-DD[THH:MM[:SS]]` read as local time.
+
+    The center's `check` stays strict; this lets a `pre_route`, a default or a typed CLI value
+    say "2025-01-01" and mean midnight where the node is.
+    """
+    if _DATETIME_RE.fullmatch(text):
+        return _parse_datetime(text)
+    if _DATE_RE.fullmatch(text):
+        day = _parse_date(text)
+        return dt.datetime(day.year, day.month, day.day)
+    m = _NAIVE_DATETIME_RE.fullmatch(text)
+    if m:  # the pattern admits no offset, so the time is naive
+        return dt.datetime.combine(_parse_date(m["date"]), _parse_time(m["time"]))
+    return _parse_datetime(text)  # raises with the wire-format message
+
+
 def _parse_time(text: str) -> dt.time:
     m = _TIME_RE.fullmatch(text)
     if not m:
-        raise ParamTypeError(f"'{text}' is not a time in HH:MM or HH:MM:SS form")
+        raise ParamTypeError(f"'{_shorten(text)}' is not a time in HH:MM or HH:MM:SS form")
     h, mi, s = int(m["h"]), int(m["mi"]), int(m["s"] or 0)
     problem = _time_fields_error(h, mi, s, m["offset"])
     if problem:
-        raise ParamTypeError(f"'{text}': {problem}")
+        raise ParamTypeError(f"'{_shorten(text)}' is not a valid time: {problem}")
     tz = None
     if m["offset"] is not None:
         tz = dt.timezone(dt.timedelta(minutes=_offset_minutes(m["offset"]) or 0))
@@ -200,40 +221,53 @@ def _parse_time(text: str) -> dt.time:
     return dt.time(h, mi, min(s, 59), micro, tzinfo=tz)
 
 
-def _parse_duration(text: str) -> dt.timedelta:
+def _match_duration(text: str) -> re.Match[str]:
     m = _DURATION_RE.fullmatch(text)
     if not m or text == "P":
-        raise ParamTypeError(f"'{text}' is not an ISO-8601 duration (e.g. PT5M, P1DT2H, P2W)")
+        raise ParamTypeError(
+            f"'{_shorten(text)}' is not an ISO-8601 duration (e.g. PT5M, P1DT2H, P2W)"
+        )
+    return m
+
+
+def _parse_duration(text: str) -> dt.timedelta:
+    m = _match_duration(text)
 
     def num(*names: str) -> int:
         return sum(int(m[n]) for n in names if m[n] is not None)
 
-    # Calendar units have no fixed length; Jarvis counts a year as 365 and a month as 30 days.
-    days = (
-        num("weeks") * 7
-        + num("years") * 365
-        + num("months", "months2") * 30
-        + num("days", "days2", "days3")
-    )
-    seconds = num("hours") * 3600 + num("minutes", "minutes2") * 60 + num(
-        "seconds", "seconds2", "seconds3"
-    )
     try:
+        # Calendar units have no fixed length; Jarvis counts a year as 365 and a month as 30 days.
+        days = (
+            num("weeks") * 7
+            + num("years") * 365
+            + num("months", "months2") * 30
+            + num("days", "days2", "days3")
+        )
+        seconds = num("hours") * 3600 + num("minutes", "minutes2") * 60 + num(
+            "seconds", "seconds2", "seconds3"
+        )
         return dt.timedelta(days=days, seconds=seconds)
-    except OverflowError as exc:
-        raise ParamTypeError(f"'{text}' is too long a duration") from exc
+    except (OverflowError, ValueError) as exc:  # ValueError: more digits than int() takes
+        raise ParamTypeError(f"'{_shorten(text)}' is too long a duration") from exc
 
 
 def _format_timedelta(value: dt.timedelta) -> str:
-    total = int(value.total_seconds())
-    sign, total = ("-", -total) if total < 0 else ("", total)
-    days, rest = divmod(total, 86400)
-    hours, rest = divmod(rest, 3600)
+    """A timedelta -> an RFC 3339 duration; negative or sub-second values have none."""
+    if value < dt.timedelta(0) or value.microseconds:
+        raise ParamTypeError(
+            f"{value!r} has no ISO-8601 duration form (only whole, non-negative seconds)"
+        )
+    hours, rest = divmod(value.seconds, 3600)
     minutes, seconds = divmod(rest, 60)
-    out = f"{sign}P" + (f"{days}D" if days else "")
-    if hours or minutes or seconds or not days:
-        out += "T" + (f"{hours}H" if hours else "") + (f"{minutes}M" if minutes else "")
-        out += f"{seconds}S" if seconds or not (hours or minutes) else ""
+    out = f"P{value.days}D" if value.days else "P"
+    parts = [(hours, "H"), (minutes, "M"), (seconds, "S")]
+    used = [i for i, (n, _) in enumerate(parts) if n]
+    if not used and not value.days:
+        return "PT0S"
+    if used:
+        # The ABNF allows H, HM, HMS, M, MS, S: fill the gap between the first and last unit.
+        out += "T" + "".join(f"{n}{u}" for n, u in parts[used[0] : used[-1] + 1])
     return out
 
 
@@ -243,6 +277,8 @@ _PARSERS = {
     "time": _parse_time,
     "timedelta": _parse_duration,
 }
+# A duration is checked by syntax only: a valid one may be longer than a timedelta holds.
+_CHECKERS = {**_PARSERS, "timedelta": _match_duration}
 _PY_TYPES: dict[str, type | tuple[type, ...]] = {
     "date": dt.date,
     "datetime": dt.datetime,
@@ -257,7 +293,8 @@ class ParamType:
 
     kind: str  # string int float bool dict datetime date time timedelta array
     item: ParamType | None = None
-    spelling: str = ""
+    # How the author wrote it; "int" and "integer" are the same type.
+    spelling: str = field(default="", compare=False)
 
     @property
     def is_array(self) -> bool:
@@ -308,11 +345,7 @@ class ParamType:
         elif kind == "int":
             ok = isinstance(value, int) and not isinstance(value, bool)
         elif kind == "float":
-            ok = (
-                isinstance(value, int | float)
-                and not isinstance(value, bool)
-                and math.isfinite(value)
-            )
+            ok = isinstance(value, int | float) and not isinstance(value, bool) and _finite(value)
         elif kind == "bool":
             ok = isinstance(value, bool)
         elif kind == "dict":
@@ -321,9 +354,9 @@ class ParamType:
             if not isinstance(value, str):
                 return f"expected {self.describe()}, got {_json_name(value)}"
             try:
-                _PARSERS[kind](value)
+                _CHECKERS[kind](value)
             except ParamTypeError as exc:
-                return f"expected {self.describe()}: {exc}"
+                return str(exc)
             return None
         return None if ok else f"expected {self.describe()}, got {_json_name(value)}"
 
@@ -350,7 +383,8 @@ class ParamType:
         """A valid wire value (or an already-Python value) -> what `run()` receives.
 
         Date-times come back aware; with `tz` they are converted to that zone, and a
-        naive value (from a `pre_route` or a direct call) is taken as local to `tz`.
+        naive value (a `datetime`, "2025-01-01" or "2025-01-01T09:30", as a `pre_route` or
+        a default may give) is taken as local to `tz`, and refused when there is no `tz`.
         """
         zone = resolve_timezone(tz)
         if self.is_array:
@@ -371,7 +405,7 @@ class ParamType:
         kind = self.kind
         if isinstance(value, str):
             if kind == "datetime":
-                return self._localize(_parse_datetime(value), zone)
+                return self._localize(_parse_local_datetime(value), zone)
             return _PARSERS[kind](value)
         if kind == "datetime" and isinstance(value, dt.datetime):
             return self._localize(value, zone)
@@ -383,11 +417,16 @@ class ParamType:
 
     @staticmethod
     def _localize(value: dt.datetime, zone: dt.tzinfo | None) -> dt.datetime:
-        if value.tzinfo is None:
-            if zone is None:
-                raise ParamTypeError(f"'{value.isoformat()}' has no timezone")
-            return value.replace(tzinfo=zone)
-        return value.astimezone(zone) if zone is not None else value
+        try:
+            if value.tzinfo is None:
+                if zone is None:
+                    raise ParamTypeError(
+                        f"'{value.isoformat()}' has no timezone and no local timezone is known"
+                    )
+                return value.replace(tzinfo=zone)
+            return value.astimezone(zone) if zone is not None else value
+        except OverflowError as exc:  # e.g. 9999-12-31T23:59-12:00 moved to UTC
+            raise ParamTypeError(f"'{value.isoformat()}' is out of the supported range") from exc
 
     # --- text -> value, for defaults and hand-typed values ------------------------------
     def from_text(self, value: Any, tz: str | dt.tzinfo | None = None) -> Any:
@@ -400,14 +439,11 @@ class ParamType:
             return self.coerce(value, tz)
         text = value.strip()
         if self.kind == "int":
-            if re.fullmatch(r"[+-]?[0-9]+", text):
+            if re.fullmatch(r"[+-]?[0-9]{1,4000}", text):
                 return int(text)
         elif self.kind == "float":
-            try:
-                number = float(text)
-            except ValueError:
-                number = math.nan
-            if math.isfinite(number):
+            # ASCII only: Python's float() also takes "1_0" and non-ASCII digits.
+            if _FLOAT_TEXT.fullmatch(text) and math.isfinite(number := float(text)):
                 return number
         elif self.kind == "bool":
             if text.lower() in ("true", "false"):
@@ -417,10 +453,12 @@ class ParamType:
                 decoded = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise ParamTypeError(f"expected {self.describe()} as JSON: {exc.msg}") from exc
+            except (ValueError, RecursionError) as exc:  # huge numbers, deep nesting
+                raise ParamTypeError(f"expected {self.describe()} as JSON: {exc}") from exc
             return self.coerce(decoded, tz)
         else:
             return self.coerce(text, tz)
-        raise ParamTypeError(f"expected {self.describe()}, got '{value}'")
+        raise ParamTypeError(f"expected {self.describe()}, got '{_shorten(value)}'")
 
     def to_wire(self, value: Any) -> Any:
         """A Python value -> its JSON wire form (the inverse of `coerce`)."""
@@ -428,9 +466,37 @@ class ParamType:
             return [self.item.to_wire(v) if self.item else v for v in value]
         if isinstance(value, dt.timedelta):
             return _format_timedelta(value)
+        if isinstance(value, dt.datetime):
+            offset = value.utcoffset()
+            if offset is not None and offset % dt.timedelta(minutes=1):
+                # RFC 3339 offsets have no seconds (old local mean times do): send UTC.
+                try:
+                    value = value.astimezone(dt.UTC)
+                except OverflowError as exc:
+                    raise ParamTypeError(f"{value!r} has no RFC 3339 form") from exc
+            return value.isoformat()
         if isinstance(value, dt.date | dt.time):
             return value.isoformat()
         return value
+
+
+def _finite(number: int | float) -> bool:
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # an int beyond the float range
+        return False
+
+
+def _shorten(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def show_value(value: Any, limit: int = 60) -> str:
+    """A short repr for error messages, safe for huge ints and long strings."""
+    try:
+        return _shorten(repr(value), limit)
+    except ValueError:  # int repr beyond sys.get_int_max_str_digits()
+        return f"a {type(value).__name__} too large to show"
 
 
 def _json_name(value: Any) -> str:
@@ -439,10 +505,9 @@ def _json_name(value: Any) -> str:
     if isinstance(value, bool):
         return f"boolean {json.dumps(value)}"
     if isinstance(value, int | float):
-        return f"number {value!r}"
+        return f"number {show_value(value)}"
     if isinstance(value, str):
-        shown = value if len(value) <= 40 else value[:37] + "..."
-        return f"string '{shown}'"
+        return f"string '{_shorten(value)}'"
     if isinstance(value, list | tuple):
         return "a list"
     if isinstance(value, dict):
