@@ -1,0 +1,107 @@
+"""What timers and reminders share: UTC text, due entries for the scheduler, spoken times."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from jarvis.commands._durations import unit_phrase
+from jarvis.sdk import CommandStorage
+
+__all__ = [
+    "due_items",
+    "iso_utc",
+    "mark_fired",
+    "parse_utc",
+    "speak_clock",
+    "speak_day",
+    "timer_announcement",
+]
+
+
+def iso_utc(moment: dt.datetime) -> str:
+    """An aware datetime as ISO-8601 UTC text, e.g. 2026-01-18T05:00:00Z."""
+    return moment.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def parse_utc(text: str) -> dt.datetime:
+    """Stored ISO text -> aware UTC datetime (a naive value is taken as UTC)."""
+    moment = dt.datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.astimezone(dt.UTC)
+
+
+def timer_announcement(entry: dict[str, Any]) -> str:
+    """ "Your 5 minute pasta timer is done." """
+    seconds = entry.get("duration_seconds")
+    label = (entry.get("label") or "").strip()
+    size = f"{unit_phrase(dt.timedelta(seconds=seconds))} " if seconds else ""
+    return f"Your {size}{label + ' ' if label else ''}timer is done."
+
+
+def reminder_announcement(entry: dict[str, Any]) -> str:
+    """ "Reminder: call mom." """
+    text = (entry.get("text") or "").strip().rstrip(".")
+    return f"Reminder: {text}." if text else "This is your reminder."
+
+
+def due_items(storage: CommandStorage, namespace: str, now: dt.datetime) -> list[dict[str, Any]]:
+    """Entries of `namespace` that are due at `now` and not yet fired, oldest first.
+
+    Works for `timers` and `reminders` alike; every returned entry carries its `id` and
+    an `announcement` to speak. A naive `now` is taken as UTC; unreadable entries are skipped.
+    """
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=dt.UTC)
+    due: list[tuple[dt.datetime, dict[str, Any]]] = []
+    for key, entry in storage.items(namespace).items():
+        if not isinstance(entry, dict) or entry.get("fired"):
+            continue
+        try:
+            due_at = parse_utc(str(entry["due_at"]))
+        except (KeyError, ValueError):
+            continue
+        if due_at <= now:
+            item = dict(entry)
+            item.setdefault("id", key)
+            if not item.get("announcement"):
+                item["announcement"] = (
+                    timer_announcement(item) if namespace == "timers"
+                    else reminder_announcement(item)
+                )
+            due.append((due_at, item))
+    due.sort(key=lambda pair: pair[0])
+    return [item for _, item in due]
+
+
+def mark_fired(storage: CommandStorage, namespace: str, item_id: str) -> None:
+    """Record that an entry was announced, so it is not announced again."""
+    entry = storage.get(namespace, item_id)
+    if isinstance(entry, dict):
+        storage.set(namespace, item_id, {**entry, "fired": True})
+
+
+def speak_clock(moment: dt.datetime | dt.time) -> str:
+    """ "3:05 PM", "9 AM" (no leading zero; noon and midnight as people say them)."""
+    if moment.hour == 12 and moment.minute == 0:
+        return "12 noon"
+    if moment.hour == 0 and moment.minute == 0:
+        return "12 midnight"
+    hour = moment.hour % 12 or 12
+    suffix = "AM" if moment.hour < 12 else "PM"
+    return f"{hour} {suffix}" if moment.minute == 0 else f"{hour}:{moment.minute:02d} {suffix}"
+
+
+def speak_day(day: dt.date, today: dt.date) -> str:
+    """ "today", "tomorrow", "on Friday", "on March 3"."""
+    delta = (day - today).days
+    if delta == 0:
+        return "today"
+    if delta == 1:
+        return "tomorrow"
+    if delta == -1:
+        return "yesterday"
+    if 1 < delta < 7:
+        return f"on {day:%A}"
+    return f"on {day:%B} {day.day}" + (f", {day.year}" if day.year != today.year else "")

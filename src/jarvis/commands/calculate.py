@@ -1,0 +1,216 @@
+"""`calculate`: the four arithmetic operations on two numbers, with a fast path for
+"what is 5 plus 3" that needs no LLM."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from jarvis.commands._numbers import format_number, parse_number
+from jarvis.sdk import (
+    CommandAntipattern,
+    CommandExample,
+    CommandResponse,
+    IJarvisCommand,
+    JarvisParameter,
+    PreRouteResult,
+    RequestInformation,
+)
+
+__all__ = ["OPERATIONS", "CalculateCommand", "compute", "normalize_operation", "parse_expression"]
+
+OPERATIONS = ("add", "subtract", "multiply", "divide")
+
+# Words and symbols small models (and people) use for each operation.
+_OPERATION_ALIASES = {
+    "add": ("add", "plus", "+", "sum", "addition", "added", "and", "adding"),
+    "subtract": ("subtract", "minus", "-", "less", "difference", "subtraction", "subtracted",
+                 "take away", "sub"),
+    "multiply": ("multiply", "times", "x", "*", "×", "multiplied", "multiplied by", "product",
+                 "multiplication", "mult", "mul"),
+    "divide": ("divide", "divided", "divided by", "over", "/", "÷", "quotient", "division",
+               "div"),
+}
+_ALIAS_TO_OPERATION = {
+    alias: op for op, aliases in _OPERATION_ALIASES.items() for alias in aliases
+}
+_SPOKEN = {"add": "plus", "subtract": "minus", "multiply": "times", "divide": "divided by"}
+
+_PREFIX = re.compile(
+    r"^(?:(?:hey |ok )?jarvis,? )?(?:please )?"
+    r"(?:what(?:'s| is)|whats|how much is|calculate|compute|work out|tell me)?\s*",
+)
+_INFIX = re.compile(
+    r"\s+(plus|minus|times|multiplied by|divided by|over|x)\s+|\s*([+*/×÷-])\s*"
+)
+_VERB_FORMS = (
+    (re.compile(r"^add (.+?) (?:and|to) (.+)$"), "add", False),
+    (re.compile(r"^subtract (.+?) from (.+)$"), "subtract", True),
+    (re.compile(r"^multiply (.+?) (?:by|and|with) (.+)$"), "multiply", False),
+    (re.compile(r"^divide (.+?) (?:by|into) (.+)$"), "divide", False),
+)
+
+
+def normalize_operation(value: object) -> str | None:
+    """"plus" -> "add", "times" -> "multiply"; None when it is no known operation."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip().lower().replace("_", " ")
+    if text in OPERATIONS:
+        return text
+    return _ALIAS_TO_OPERATION.get(text)
+
+
+def compute(num1: float, num2: float, operation: str) -> float:
+    """The result; raises ZeroDivisionError for a division by zero."""
+    if operation == "add":
+        return num1 + num2
+    if operation == "subtract":
+        return num1 - num2
+    if operation == "multiply":
+        return num1 * num2
+    if operation == "divide":
+        return num1 / num2
+    raise ValueError(f"Unknown operation '{operation}'")
+
+
+def _clean(text: str) -> str:
+    text = text.lower().strip().rstrip("?.!").strip()
+    text = _PREFIX.sub("", text, count=1)
+    text = re.sub(r"\s*(?:equals?|=)\s*$", "", text)
+    return text.strip()
+
+
+def parse_expression(text: str) -> dict[str, Any] | None:
+    """"what is 5 plus 3" -> {"num1": 5.0, "num2": 3.0, "operation": "add"}, else None."""
+    cleaned = _clean(text)
+    if not cleaned or len(cleaned.split()) > 12:
+        return None
+    for pattern, operation, swapped in _VERB_FORMS:
+        m = pattern.match(cleaned)
+        if m:
+            a, b = parse_number(m[1]), parse_number(m[2])
+            if a is not None and b is not None:
+                num1, num2 = (b, a) if swapped else (a, b)
+                return {"num1": num1, "num2": num2, "operation": operation}
+    for m in _INFIX.finditer(cleaned):
+        left, right = cleaned[: m.start()], cleaned[m.end():]
+        a, b = parse_number(left), parse_number(right)
+        if a is None or b is None:
+            continue  # e.g. the "-" inside "twenty-five"
+        operation = normalize_operation(m[1] or m[2])
+        if operation:
+            return {"num1": a, "num2": b, "operation": operation}
+    return None
+
+
+class CalculateCommand(IJarvisCommand):
+    """Adds, subtracts, multiplies or divides two numbers."""
+
+    @property
+    def command_name(self) -> str:
+        return "calculate"
+
+    @property
+    def description(self) -> str:
+        return (
+            "Do arithmetic on two numbers: add, subtract, multiply or divide. "
+            "Use for 'what is 5 plus 3', '12 times 4', '100 divided by 8', and for "
+            "follow-ups on the last result such as 'now multiply that by 2'."
+        )
+
+    @property
+    def parameters(self) -> list[JarvisParameter]:
+        return [
+            JarvisParameter("num1", "float", required=True,
+                            description="The first number (for follow-ups: the previous result)",
+                            example=5),
+            JarvisParameter("num2", "float", required=True, description="The second number",
+                            example=3),
+            JarvisParameter("operation", "string", required=True,
+                            description="The arithmetic operation",
+                            enum_values=list(OPERATIONS)),
+        ]
+
+    @property
+    def examples(self) -> list[CommandExample]:
+        return [
+            CommandExample("what is 5 plus 3", {"num1": 5, "num2": 3, "operation": "add"},
+                           is_primary=True),
+            CommandExample("what's 12 times 4", {"num1": 12, "num2": 4, "operation": "multiply"}),
+            CommandExample("100 divided by 8", {"num1": 100, "num2": 8, "operation": "divide"}),
+            CommandExample("subtract 7 from 20", {"num1": 20, "num2": 7, "operation": "subtract"}),
+            CommandExample("what is 3.5 minus 1.25",
+                           {"num1": 3.5, "num2": 1.25, "operation": "subtract"}),
+        ]
+
+    @property
+    def critical_rules(self) -> list[str]:
+        return [
+            "operation must be one of add, subtract, multiply, divide: "
+            "'plus' -> add, 'minus' -> subtract, 'times' -> multiply, 'divided by' -> divide",
+            "num1 and num2 are numbers, not words: 'five' -> 5",
+            "'subtract A from B' means num1=B, num2=A",
+        ]
+
+    @property
+    def rules(self) -> list[str]:
+        return [
+            "For 'now multiply that by 2' after an answer, num1 is the previous result",
+        ]
+
+    @property
+    def antipatterns(self) -> list[CommandAntipattern]:
+        return [
+            CommandAntipattern(
+                "convert_measurement",
+                "Converting units ('5 miles in kilometers') is convert_measurement, not calculate.",
+            ),
+        ]
+
+    @property
+    def keywords(self) -> list[str]:
+        return ["plus", "minus", "times", "divided", "multiply", "add", "subtract", "math",
+                "calculate"]
+
+    def pre_route(self, voice_command: str) -> PreRouteResult | None:
+        arguments = parse_expression(voice_command)
+        return PreRouteResult(arguments=arguments) if arguments else None
+
+    def post_process_tool_call(self, args: dict[str, Any], voice_command: str) -> dict[str, Any]:
+        fixed = dict(args)
+        operation = normalize_operation(fixed.get("operation"))
+        if operation:
+            fixed["operation"] = operation
+        for name in ("num1", "num2"):
+            value = fixed.get(name)
+            if isinstance(value, str):
+                number = parse_number(value)
+                if number is not None:
+                    fixed[name] = number
+        return fixed
+
+    def run(self, request_info: RequestInformation, **kwargs: Any) -> CommandResponse:
+        num1: float = kwargs["num1"]
+        num2: float = kwargs["num2"]
+        operation: str = kwargs["operation"]
+        expression = f"{format_number(num1)} {_SPOKEN[operation]} {format_number(num2)}"
+        try:
+            result = compute(num1, num2, operation)
+        except ZeroDivisionError:
+            return CommandResponse.error_response(
+                "I can't divide by zero.",
+                {"num1": num1, "num2": num2, "operation": operation, "error": "division_by_zero"},
+            )
+        spoken = format_number(result)
+        return CommandResponse.follow_up_response(
+            {
+                "num1": num1,
+                "num2": num2,
+                "operation": operation,
+                "expression": expression,
+                "result": result,
+                "result_text": spoken,
+            },
+            message=f"{expression} is {spoken}.",
+        )

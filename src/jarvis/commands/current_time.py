@@ -1,0 +1,119 @@
+"""`get_current_time`: the time here, or in a named city, country or US state."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from jarvis.commands._places import zone_for_place
+from jarvis.commands._schedule import speak_clock
+from jarvis.sdk import (
+    CommandAntipattern,
+    CommandExample,
+    CommandResponse,
+    IJarvisCommand,
+    JarvisParameter,
+    PreRouteResult,
+    RequestInformation,
+)
+
+__all__ = ["GetCurrentTimeCommand"]
+
+_HERE_WORDS = {"here", "local", "home", "my location", "current location", "this location"}
+
+
+def _speak_date(moment: dt.datetime) -> str:
+    return f"{moment:%A}, {moment:%B} {moment.day}"
+
+
+class GetCurrentTimeCommand(IJarvisCommand):
+    """The current local time, or the time somewhere else."""
+
+    @property
+    def command_name(self) -> str:
+        return "get_current_time"
+
+    @property
+    def description(self) -> str:
+        return (
+            "Tell the current time (and date), here or in another city, country or US state."
+        )
+
+    @property
+    def parameters(self) -> list[JarvisParameter]:
+        return [
+            JarvisParameter("location", "string",
+                            description="City, country or US state; omit for the local time",
+                            example="Tokyo"),
+        ]
+
+    @property
+    def examples(self) -> list[CommandExample]:
+        return [
+            CommandExample("what time is it", {}, is_primary=True),
+            CommandExample("what time is it in Tokyo", {"location": "Tokyo"}),
+            CommandExample("what's the time in London right now", {"location": "London"}),
+            CommandExample("what's today's date", {}),
+        ]
+
+    @property
+    def rules(self) -> list[str]:
+        return ["Omit location when the user asks about the time where they are"]
+
+    @property
+    def antipatterns(self) -> list[CommandAntipattern]:
+        return [
+            CommandAntipattern("get_weather", "Temperature, rain or forecast questions are "
+                               "get_weather, even when they mention today."),
+            CommandAntipattern("check_timers", "'How much time is left on my timer' is "
+                               "check_timers."),
+        ]
+
+    @property
+    def keywords(self) -> list[str]:
+        return ["time", "clock", "date", "day", "what time"]
+
+    def pre_route(self, voice_command: str) -> PreRouteResult | None:
+        text = voice_command.lower().strip().rstrip("?.!").strip()
+        if text in ("what time is it", "what's the time", "whats the time", "what is the time",
+                    "what time is it now", "what time is it right now", "tell me the time"):
+            return PreRouteResult(arguments={})
+        return None
+
+    def post_process_tool_call(self, args: dict[str, Any], voice_command: str) -> dict[str, Any]:
+        fixed = dict(args)
+        location = fixed.get("location")
+        if isinstance(location, str) and location.strip().lower() in _HERE_WORDS:
+            fixed.pop("location")
+        return fixed
+
+    def run(self, request_info: RequestInformation, **kwargs: Any) -> CommandResponse:
+        location = kwargs.get("location")
+        if location:
+            zone_name = zone_for_place(location)
+            if zone_name is None:
+                return CommandResponse.error_response(
+                    f"I don't know the time zone of {location}.",
+                    {"location": location, "error": "unknown_location"},
+                )
+            now = dt.datetime.now(ZoneInfo(zone_name))
+            message = f"It's {speak_clock(now)} in {location.strip()}, on {_speak_date(now)}."
+        else:
+            zone_name = request_info.timezone or self.context.timezone
+            now = (
+                dt.datetime.now(ZoneInfo(zone_name)) if zone_name
+                else dt.datetime.now().astimezone()
+            )
+            message = f"It's {speak_clock(now)} on {_speak_date(now)}."
+        return CommandResponse.success_response(
+            {
+                "location": location,
+                "timezone": zone_name or str(now.tzinfo),
+                "datetime": now.isoformat(timespec="seconds"),
+                "time": speak_clock(now),
+                "date": now.date().isoformat(),
+                "weekday": f"{now:%A}",
+            },
+            message=message,
+        )
