@@ -2,8 +2,370 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
 import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from jarvis.node.client import CenterError, CenterUnreachableError, JarvisCommandCenterClient
+from jarvis.node.installer import InstallError, InstallReport, install_commands
+from jarvis.node.registry import CommandRegistry
+from jarvis.node.runtime import Node, load_registry, open_node
+from jarvis.node.scheduler import Scheduler
+from jarvis.node.service import VoiceCommandResult
+from jarvis.node.settings import NodeSettings
+from jarvis.node.store import NodeStore, SecretKeyError
+
+console = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+commands_app = typer.Typer(
+    help="List, install and set up the node's commands.", no_args_is_help=True
+)
+secrets_app = typer.Typer(
+    help="Manage the node's secrets (stored encrypted; values are never printed).",
+    no_args_is_help=True,
+)
+
+CenterOption = Annotated[
+    str | None,
+    typer.Option(
+        "--center",
+        envvar="JARVIS_CENTER_URL",
+        help="URL of a running command center; without it a center runs inside this process.",
+    ),
+]
+ScopeOption = Annotated[
+    str | None,
+    typer.Option("--scope", help="integration, node or user (default: the declared scope)."),
+]
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """One clear line on stderr and a non-zero exit, never a traceback."""
+    err_console.print(f"[red]Error:[/red] {escape(message)}")
+    raise typer.Exit(code)
+
+
+def _settings(center_url: str | None = None) -> NodeSettings:
+    try:
+        return NodeSettings.from_env(center_url=center_url)
+    except ValueError as exc:
+        fail(str(exc))
+
+
+def _check_embedded_model(center_settings: Any) -> None:
+    """Fail before starting when the embedded model is missing, with the way to get it."""
+    if center_settings.llm_backend != "embedded":
+        return
+    try:
+        from jarvis.center.llm.model_store import ModelStoreError, resolve_model_path
+    except ImportError:
+        return
+    try:
+        resolve_model_path(center_settings.llm_model, center_settings.resolved_data_dir())
+    except ModelStoreError as exc:
+        fail(str(exc))
+
+
+class _InProcessCenter:
+    """A center started on loopback the first time the node needs one, stopped at exit."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.server: Any = None
+
+    def url(self) -> str:
+        from jarvis.center.server import CenterServer
+        from jarvis.center.settings import load_settings
+
+        overrides: dict[str, Any] = {"data_dir": self.data_dir, "port": 0}
+        if not os.environ.get("JARVIS_LOG_LEVEL"):
+            overrides["log_level"] = "warning"  # uvicorn's lines would interleave with answers
+        try:
+            center_settings = load_settings(overrides)
+        except ValueError as exc:
+            fail(str(exc))
+        _check_embedded_model(center_settings)
+        try:
+            self.server = CenterServer(settings=center_settings).start()
+        except Exception as exc:
+            fail(f"cannot start the built-in command center: {exc}")
+        return str(self.server.url)
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
+
+@contextlib.contextmanager
+def _running_node(center: str | None) -> Iterator[Node]:
+    settings = _settings(center)
+    in_process = None if settings.center_url else _InProcessCenter(settings.data_dir)
+    client = JarvisCommandCenterClient(in_process.url if in_process else settings.center_url)
+    node = open_node(settings, client=client)
+    for problem in node.registry.problems:
+        err_console.print(f"[yellow]Warning:[/yellow] {escape(str(problem))}")
+    try:
+        yield node
+    finally:
+        node.close()
+        if in_process is not None:
+            in_process.stop()
+
+
+def _ask_once(node: Node, text: str) -> VoiceCommandResult:
+    try:
+        return node.service.process_voice_command(text)
+    except CenterUnreachableError as exc:
+        fail(exc.message)
+    except CenterError as exc:
+        fail(f"the command center refused the request: {exc.message}")
+    except (SecretKeyError, ValueError) as exc:
+        fail(str(exc))
+
+
+# --- ask / chat ------------------------------------------------------------------------------
+def ask(
+    text: Annotated[str, typer.Argument(help="What you would say to Jarvis.")],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the structured result as JSON.")
+    ] = False,
+    center: CenterOption = None,
+) -> None:
+    """Send one utterance through the whole pipeline and print the answer."""
+    if not text.strip():
+        fail("nothing to ask")
+    with _running_node(center) as node:
+        result = _ask_once(node, text)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=2, default=str))
+        if result.stop_reason == "error":
+            raise typer.Exit(1)
+    elif result.stop_reason == "error":
+        fail(result.message)
+    else:
+        console.print(escape(result.message))
+
+
+def _lines() -> Iterator[str]:
+    """Utterances from the terminal (with a prompt) or from piped stdin."""
+    interactive = sys.stdin.isatty()
+    while True:
+        try:
+            line = console.input("[bold]you>[/bold] ") if interactive else input()
+        except (EOFError, KeyboardInterrupt):
+            return
+        yield line
+
+
+def _say(message: str) -> None:
+    """The chat's output; the scheduler announces through it too."""
+    console.print(f"[bold cyan]jarvis>[/bold cyan] {escape(message)}")
+
+
+def chat(center: CenterOption = None) -> None:
+    """Talk to Jarvis in text; timers and reminders are announced while it runs."""
+    with _running_node(center) as node, Scheduler(node.store.storage, _say):
+        for line in _lines():
+            text = line.strip()
+            if not text:
+                continue
+            if text.lower() in ("exit", "quit", "bye"):
+                break
+            try:
+                result = node.service.process_voice_command(text)
+            except CenterUnreachableError as exc:
+                fail(exc.message)
+            except (CenterError, SecretKeyError) as exc:
+                err_console.print(f"[red]Error:[/red] {escape(str(exc))}")
+                continue
+            _say(result.message)
+
+
+# --- commands ----------------------------------------------------------------------------------
+def _registry(store: NodeStore, settings: NodeSettings) -> CommandRegistry:
+    registry = load_registry(settings, store)
+    for problem in registry.problems:
+        err_console.print(f"[yellow]Warning:[/yellow] {escape(str(problem))}")
+    return registry
+
+
+def _secret_state(is_set: bool, required: bool) -> str:
+    if is_set:
+        return "[green]set[/green]"
+    return "[red]missing[/red]" if required else "[yellow]not set[/yellow]"
+
+
+@commands_app.command("list")
+def commands_list() -> None:
+    """Show every command, where it comes from, and whether its secrets are set."""
+    settings = _settings()
+    store = NodeStore(settings.data_dir)
+    registry = _registry(store, settings)
+    known = store.exists()
+    for name in sorted(registry.commands):
+        command = registry.commands[name]
+        console.print(f"[bold]{escape(name)}[/bold]  [dim]{escape(registry.sources[name])}[/dim]")
+        for secret in command.all_possible_secrets:
+            is_set = known and store.secrets.is_set(secret.key, secret.scope)
+            state = _secret_state(is_set, secret.required)
+            console.print(f"  secret {escape(secret.key)} ({secret.scope}): {state}")
+        for package in command.required_packages:
+            console.print(f"  package {escape(package.requirement)}")
+    console.print(f"{len(registry)} command(s)")
+
+
+def _print_report(report: InstallReport) -> None:
+    would = "would " if report.dry_run else ""
+    if report.migrations_applied:
+        console.print(f"Database: {would}apply migrations")
+    for plan in report.commands:
+        console.print(f"[bold]{escape(plan.name)}[/bold]")
+        for secret in plan.secrets_created:
+            console.print(f"  secret {escape(secret.key)} ({secret.scope}): {would}declare (empty)")
+        for secret in plan.secrets_kept:
+            console.print(f"  secret {escape(secret.key)} ({secret.scope}): already declared, kept")
+        for requirement in plan.packages:
+            console.print(f"  package {escape(requirement)}: {would}pip install")
+    for requirement in report.packages_installed:
+        console.print(f"[green]installed[/green] {escape(requirement)}")
+    for requirement, why in report.packages_failed.items():
+        err_console.print(f"[red]failed[/red] {escape(requirement)}: {escape(why)}")
+    if report.dry_run:
+        console.print("Dry run: nothing was changed.")
+
+
+@commands_app.command("install")
+def commands_install(
+    names: Annotated[list[str] | None, typer.Argument(help="Commands to install.")] = None,
+    all_commands: Annotated[bool, typer.Option("--all", help="Install every command.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would be done and change nothing.")
+    ] = False,
+) -> None:
+    """Run migrations, declare each command's secrets and pip-install its packages."""
+    if not names and not all_commands:
+        fail("name the commands to install, or pass --all")
+    if names and all_commands:
+        fail("give command names or --all, not both")
+    settings = _settings()
+    store = NodeStore(settings.data_dir)
+    registry = _registry(store, settings)
+    try:
+        report = install_commands(registry, store, None if all_commands else names, dry_run=dry_run)
+    except (InstallError, SecretKeyError) as exc:
+        fail(str(exc))
+    _print_report(report)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@commands_app.command("init-data")
+def commands_init_data(name: Annotated[str, typer.Argument(help="The command to set up.")]) -> None:
+    """Run a command's first-install setup (it may ask questions) and print its summary."""
+    settings = _settings()
+    store = NodeStore(settings.data_dir)
+    registry = _registry(store, settings)
+    command = registry.get(name)
+    if command is None:
+        fail(f"unknown command '{name}' (see: jarvis commands list)")
+    try:
+        summary: Any = command.init_data()
+    except Exception as exc:
+        fail(f"{name}.init_data failed: {type(exc).__name__}: {exc}")
+    if not summary:
+        console.print(f"{escape(name)}: nothing to set up")
+        return
+    table = Table("key", "value", title=f"{name} init_data")
+    items = summary.items() if isinstance(summary, dict) else [("result", summary)]
+    for key, value in items:
+        shown = value if isinstance(value, str) else json.dumps(value, default=str)
+        table.add_row(escape(str(key)), escape(shown))
+    console.print(table)
+
+
+# --- secrets -----------------------------------------------------------------------------------
+def _read_value(key: str) -> str:
+    if sys.stdin.isatty():
+        value = typer.prompt(f"Value for {key}", hide_input=True, confirmation_prompt=True)
+    else:
+        value = sys.stdin.read()
+        value = value[:-1] if value.endswith("\n") else value
+        value = value[:-1] if value.endswith("\r") else value
+    if not value:
+        fail("empty value; to remove a secret use: jarvis secrets delete " + key)
+    return value
+
+
+def _resolve_scope(store: NodeStore, key: str, scope: str | None) -> str:
+    """An explicit scope, else the one the command declared (installation seeded it)."""
+    if scope:
+        return scope
+    scopes = store.secrets.scopes_of(key) if store.exists() else []
+    return scopes[0] if len(scopes) == 1 else "integration"
+
+
+@secrets_app.command("set")
+def secrets_set(
+    key: Annotated[str, typer.Argument(help="The secret's key, e.g. HOME_ASSISTANT_TOKEN.")],
+    scope: ScopeOption = None,
+) -> None:
+    """Store a secret (prompted without echo, or read from stdin in scripts)."""
+    settings = _settings()
+    store = NodeStore(settings.data_dir)
+    resolved = _resolve_scope(store, key, scope)
+    value = _read_value(key)
+    try:
+        store.secrets.set_secret(key, value, resolved)
+    except (SecretKeyError, ValueError) as exc:
+        fail(str(exc))
+    console.print(f"Secret {escape(key)} ({resolved}) saved.")
+
+
+@secrets_app.command("list")
+def secrets_list() -> None:
+    """Show declared secrets and whether each has a value (never the value)."""
+    settings = _settings()
+    store = NodeStore(settings.data_dir)
+    records = store.secrets.list_secrets() if store.exists() else []
+    if not records:
+        console.print("No secrets declared. Install commands first: jarvis commands install --all")
+        return
+    for record in records:
+        state = _secret_state(record.is_set, record.required)
+        line = f"{escape(record.key)} ({record.scope}, {escape(record.value_type)}): {state}"
+        if record.description:
+            line += f"  [dim]{escape(record.description)}[/dim]"
+        console.print(line)
+
+
+@secrets_app.command("delete")
+def secrets_delete(
+    key: Annotated[str, typer.Argument(help="The secret's key.")],
+    scope: ScopeOption = None,
+) -> None:
+    """Delete a secret (in every scope unless --scope is given)."""
+    settings = _settings()
+    store = NodeStore(settings.data_dir)
+    removed = store.secrets.delete_secret(key, scope) if store.exists() else 0
+    if not removed:
+        fail(f"no secret named {key}" + (f" in scope {scope}" if scope else ""))
+    console.print(f"Deleted {escape(key)} ({removed} row(s)).")
 
 
 def register(app: typer.Typer) -> None:
     """Add this part's commands to the main app."""
+    app.command("ask")(ask)
+    app.command("chat")(chat)
+    app.add_typer(commands_app, name="commands")
+    app.add_typer(secrets_app, name="secrets")

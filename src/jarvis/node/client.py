@@ -1,0 +1,198 @@
+"""HTTP client of the command center API (the node's only way to talk to the center)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from jarvis.protocol import (
+    API_PREFIX,
+    ContinueRequest,
+    ConversationStartRequest,
+    ConversationStartResponse,
+    NodeContext,
+    ToolCallingResponse,
+    ToolResult,
+    VoiceCommandRequest,
+)
+
+__all__ = ["CenterError", "CenterUnreachableError", "JarvisCommandCenterClient"]
+
+log = logging.getLogger(__name__)
+
+_Response = TypeVar("_Response", bound=BaseModel)
+
+# Only failures where the request never reached the center are retried: a POST that did
+# reach it may already have advanced the conversation.
+_RETRYABLE = (httpx.ConnectError, httpx.ConnectTimeout)
+
+
+class CenterError(Exception):
+    """The center answered with an error, or with something that is not the protocol."""
+
+    def __init__(self, message: str, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status_code = status_code
+
+
+class CenterUnreachableError(CenterError):
+    """The center could not be reached (after the retries) or did not answer in time."""
+
+
+def _error_message(response: httpx.Response) -> str:
+    """The center's own words for an error: `error`, else FastAPI's `detail`, else the text."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        error = body.get("error")
+        detail = body.get("detail")
+        if isinstance(error, str) and error:
+            if isinstance(detail, str) and detail and detail != error:
+                return f"{error}: {detail}"
+            return error
+        if isinstance(detail, str) and detail:
+            return detail
+        if isinstance(detail, list) and detail:
+            parts = []
+            for item in detail:
+                if isinstance(item, dict):
+                    where = ".".join(str(p) for p in item.get("loc", []) if p != "body")
+                    msg = str(item.get("msg", ""))
+                    parts.append(f"{where}: {msg}" if where else msg)
+            if parts:
+                return "; ".join(parts)
+    text = response.text.strip()
+    return text[:500] if text else f"HTTP {response.status_code}"
+
+
+class JarvisCommandCenterClient:
+    """Typed calls to `/api/v0/...`; one instance per node, safe to reuse across commands."""
+
+    def __init__(
+        self,
+        base_url: str | Callable[[], str],
+        *,
+        timeout: float = 120.0,
+        connect_timeout: float = 5.0,
+        retries: int = 3,
+        backoff: float = 0.25,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        # A callable base URL is resolved on the first request (e.g. a center started on
+        # demand), so utterances handled locally never pay for it.
+        self._resolve = None if isinstance(base_url, str) else base_url
+        self._resolve_lock = threading.Lock()
+        self.base_url = base_url.rstrip("/") if isinstance(base_url, str) else ""
+        self.retries = max(0, retries)
+        self.backoff = backoff
+        self._http = httpx.Client(
+            base_url=self.base_url,
+            timeout=httpx.Timeout(timeout, connect=connect_timeout),
+            transport=transport,
+        )
+
+    # --- lifecycle ----------------------------------------------------------------------
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> JarvisCommandCenterClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- API ----------------------------------------------------------------------------
+    def start_conversation(
+        self,
+        conversation_id: str,
+        node_context: NodeContext,
+        client_tools: list[dict[str, Any]],
+        available_commands: list[dict[str, Any]] | None = None,
+    ) -> ConversationStartResponse:
+        """Register this node's tools for a new conversation."""
+        body = ConversationStartRequest.model_validate(
+            {
+                "conversation_id": conversation_id,
+                "node_context": node_context,
+                "client_tools": client_tools,
+                "available_commands": available_commands,
+            }
+        )
+        return self._post("/conversation/start", body, ConversationStartResponse)
+
+    def send_command(
+        self, voice_command: str, conversation_id: str, node_context: NodeContext | None = None
+    ) -> ToolCallingResponse:
+        """Send an utterance; the answer says what the node must do next."""
+        body = VoiceCommandRequest(
+            voice_command=voice_command, conversation_id=conversation_id, node_context=node_context
+        )
+        return self._post("/voice/command", body, ToolCallingResponse)
+
+    def send_tool_results(
+        self, conversation_id: str, tool_results: list[ToolResult]
+    ) -> ToolCallingResponse:
+        """Send the outputs of every tool the center asked for in one turn."""
+        body = ContinueRequest(conversation_id=conversation_id, tool_results=tool_results)
+        return self._post("/voice/command/continue", body, ToolCallingResponse)
+
+    def send_validation_response(
+        self, conversation_id: str, validation_response: str
+    ) -> ToolCallingResponse:
+        """Send the user's answer to a clarifying question."""
+        body = ContinueRequest(
+            conversation_id=conversation_id, validation_response=validation_response
+        )
+        return self._post("/voice/command/continue", body, ToolCallingResponse)
+
+    # --- transport ----------------------------------------------------------------------
+    def _post(self, path: str, body: BaseModel, model: type[_Response]) -> _Response:
+        payload = body.model_dump(mode="json", exclude_none=True)
+        response = self._send(API_PREFIX + path, payload)
+        if response.status_code >= 400:
+            raise CenterError(_error_message(response), response.status_code)
+        try:
+            return model.model_validate(response.json())
+        except (ValueError, ValidationError) as exc:
+            raise CenterError(f"unexpected answer from the center for {path}: {exc}") from exc
+
+    def _ensure_base_url(self) -> None:
+        with self._resolve_lock:
+            if self._resolve is not None:
+                self.base_url = self._resolve().rstrip("/")
+                self._http.base_url = httpx.URL(self.base_url)
+                self._resolve = None
+
+    def _send(self, path: str, payload: dict[str, Any]) -> httpx.Response:
+        if self._resolve is not None:
+            self._ensure_base_url()
+        attempt = 0
+        while True:
+            try:
+                return self._http.post(path, json=payload)
+            except _RETRYABLE as exc:
+                if attempt >= self.retries:
+                    raise CenterUnreachableError(
+                        f"cannot reach the center at {self.base_url} ({exc.__class__.__name__})"
+                    ) from exc
+                delay = self.backoff * (2**attempt)
+                log.debug("center unreachable (%s); retrying in %.2fs", exc, delay)
+                time.sleep(delay)
+                attempt += 1
+            except httpx.TimeoutException as exc:
+                raise CenterUnreachableError(
+                    f"the center at {self.base_url} did not answer in time"
+                ) from exc
+            except httpx.TransportError as exc:
+                raise CenterUnreachableError(
+                    f"connection to the center at {self.base_url} failed: {exc}"
+                ) from exc

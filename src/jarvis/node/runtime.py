@@ -1,0 +1,74 @@
+"""Assemble a running node: settings, store, registry, center client and service."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from jarvis.node.client import JarvisCommandCenterClient
+from jarvis.node.registry import CommandRegistry, discover_commands
+from jarvis.node.service import CommandExecutionService, ValidationHandler
+from jarvis.node.settings import NodeSettings
+from jarvis.node.store import NodeStore
+from jarvis.sdk import CommandContext, IJarvisCommand
+
+__all__ = ["Node", "command_context", "load_registry", "open_node"]
+
+
+def command_context(settings: NodeSettings, store: NodeStore) -> CommandContext:
+    """What every command gets: encrypted secrets, SQLite storage, data folder, timezone."""
+    return CommandContext(
+        secrets=store.secrets,
+        storage=store.storage,
+        data_dir=settings.data_dir,
+        timezone=settings.timezone,
+    )
+
+
+def load_registry(settings: NodeSettings, store: NodeStore) -> CommandRegistry:
+    """Every command this node offers, discovered from all sources and bound to the store."""
+    return discover_commands(command_context(settings, store))
+
+
+@dataclass
+class Node:
+    settings: NodeSettings
+    store: NodeStore
+    registry: CommandRegistry
+    client: JarvisCommandCenterClient | None
+    service: CommandExecutionService
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+        self.store.close()
+
+    def __enter__(self) -> Node:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_node(
+    settings: NodeSettings,
+    *,
+    commands: Iterable[IJarvisCommand] | None = None,
+    validation_handler: ValidationHandler | None = None,
+    client: JarvisCommandCenterClient | None = None,
+) -> Node:
+    """A node talking to `settings.center_url`; `commands` replaces discovery (tests, demos)."""
+    store = NodeStore(settings.data_dir)
+    # Migrate now, on the caller's thread: Alembic's context is process-global, so it must
+    # never run in the scheduler thread while a center in this process migrates its own store.
+    store.migrate()
+    if commands is None:
+        registry = load_registry(settings, store)
+    else:
+        registry = CommandRegistry.from_commands(commands, command_context(settings, store))
+    if client is None and settings.center_url:
+        client = JarvisCommandCenterClient(settings.center_url)
+    service = CommandExecutionService(
+        registry, client, settings, validation_handler=validation_handler
+    )
+    return Node(settings, store, registry, client, service)

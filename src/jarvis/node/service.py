@@ -1,0 +1,440 @@
+"""The node's side of a conversation: local pre-routing, then the tool-calling loop.
+
+`CommandExecutionService.process_voice_command` first asks every command's `pre_route`;
+a hit runs the command at once and the center is never contacted. Otherwise it registers
+the node's commands for a new conversation, sends the utterance and follows the center's
+`stop_reason` (run tools, ask the user, or finish) until the conversation completes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from jarvis.node.client import CenterError, JarvisCommandCenterClient
+from jarvis.node.registry import CommandRegistry
+from jarvis.node.settings import NodeSettings
+from jarvis.node.tool_result_formatter import (
+    format_missing_secrets,
+    format_tool_error,
+    format_tool_result,
+)
+from jarvis.protocol import (
+    NodeContext,
+    ToolCall,
+    ToolCallingResponse,
+    ToolResult,
+    ValidationRequest,
+)
+from jarvis.protocol.models import MAX_TEXT
+from jarvis.sdk import (
+    CommandResponse,
+    IJarvisCommand,
+    MissingSecretsError,
+    PreRouteResult,
+    RequestInformation,
+)
+
+__all__ = [
+    "CommandExecutionService",
+    "ToolCallRecord",
+    "ValidationHandler",
+    "VoiceCommandResult",
+    "console_validation_handler",
+]
+
+log = logging.getLogger(__name__)
+
+ValidationHandler = Callable[[ValidationRequest], str | None]
+
+DEFAULT_MAX_ROUND_TRIPS = 10
+MAX_UTTERANCE = MAX_TEXT
+
+
+def console_validation_handler(request: ValidationRequest) -> str | None:
+    """Ask the clarifying question on the terminal; None when input has ended."""
+    print(request.question)
+    if request.options:
+        print("Options: " + ", ".join(request.options))
+    try:
+        return input("> ").strip()
+    except EOFError:
+        return None
+
+
+@dataclass
+class ToolCallRecord:
+    """One command run during an utterance: what was asked and what it answered."""
+
+    tool_call_id: str | None
+    name: str
+    arguments: dict[str, Any]
+    success: bool
+    message: str | None
+    output: dict[str, Any]
+    duration_ms: float
+    error_type: str | None = None
+
+
+@dataclass
+class VoiceCommandResult:
+    """The answer to speak and how it came about."""
+
+    message: str
+    stop_reason: str
+    conversation_id: str | None
+    pre_routed: bool = False
+    wait_for_input: bool = False
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    round_trips: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _Clock:
+    """Milliseconds spent per phase of one utterance."""
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.phases: dict[str, float] = {}
+
+    def add(self, phase: str, since: float) -> None:
+        elapsed = (time.perf_counter() - since) * 1000
+        self.phases[phase] = self.phases.get(phase, 0.0) + elapsed
+
+    def finish(self) -> dict[str, float]:
+        self.add("total_ms", self.started)
+        return {k: round(v, 3) for k, v in self.phases.items()}
+
+
+class CommandExecutionService:
+    """Runs utterances for one node; keeps a conversation open when a command asks to."""
+
+    def __init__(
+        self,
+        registry: CommandRegistry,
+        client: JarvisCommandCenterClient | None,
+        settings: NodeSettings | None = None,
+        *,
+        validation_handler: ValidationHandler | None = None,
+        max_round_trips: int = DEFAULT_MAX_ROUND_TRIPS,
+    ) -> None:
+        self.registry = registry
+        self.client = client
+        self.settings = settings or NodeSettings()
+        self.validation_handler = validation_handler or console_validation_handler
+        self.max_round_trips = max_round_trips
+        self._pending_conversation_id: str | None = None
+
+    # --- state ----------------------------------------------------------------------------
+    @property
+    def pending_conversation_id(self) -> str | None:
+        """The conversation a follow-up (without wake word) continues, if any."""
+        return self._pending_conversation_id
+
+    def end_conversation(self) -> None:
+        self._pending_conversation_id = None
+
+    def node_context(self) -> NodeContext:
+        return NodeContext(
+            timezone=self.settings.timezone, node_id=self.settings.node_id, room=self.settings.room
+        )
+
+    def tool_definitions(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """`client_tools` (OpenAI schemas) and `available_commands` (rich schemas)."""
+        client_tools: list[dict[str, Any]] = []
+        available: list[dict[str, Any]] = []
+        for command in self.registry:
+            try:
+                tool = command.to_openai_tool_schema()
+                schema = command.get_command_schema()
+            except Exception as exc:  # one broken command must not hide the others
+                log.warning("skipping %s: its schema failed: %s", command.command_name, exc)
+                continue
+            client_tools.append(tool)
+            available.append(schema)
+        return client_tools, available
+
+    # --- entry point ------------------------------------------------------------------------
+    def process_voice_command(
+        self,
+        text: str,
+        register_tools: bool = True,
+        validation_handler: ValidationHandler | None = None,
+    ) -> VoiceCommandResult:
+        """One utterance from text to the answer to speak.
+
+        Raises `CenterError` when the center cannot be reached or rejects a request, and
+        `ValueError` for an empty or over-long utterance.
+        """
+        clock = _Clock()
+        text = text.strip()
+        if not text:
+            raise ValueError("empty utterance")
+        if len(text) > MAX_UTTERANCE:
+            raise ValueError(
+                f"utterance too long ({len(text)} characters; the limit is {MAX_UTTERANCE})"
+            )
+        started = time.perf_counter()
+        hit = self._pre_route(text)
+        clock.add("pre_route_ms", started)
+        if hit is not None:
+            command, route = hit
+            self._pending_conversation_id = None  # a local command starts a new topic
+            return self._run_pre_routed(command, route, text, clock)
+        if self.client is None:
+            raise CenterError("no command center is configured for this node")
+        return self._converse(text, register_tools, validation_handler, clock)
+
+    # --- pre-routing ------------------------------------------------------------------------
+    def _pre_route(self, text: str) -> tuple[IJarvisCommand, PreRouteResult] | None:
+        for command in self.registry:
+            try:
+                route = command.pre_route(text)
+            except Exception as exc:  # a faulty matcher must not block the others
+                log.warning("%s.pre_route failed: %s", command.command_name, exc)
+                continue
+            if route is not None:
+                return command, route
+        return None
+
+    def _run_pre_routed(
+        self,
+        command: IJarvisCommand,
+        route: PreRouteResult,
+        text: str,
+        clock: _Clock,
+    ) -> VoiceCommandResult:
+        started = time.perf_counter()
+        result, record = self._execute(command, dict(route.arguments), text, None, None)
+        clock.add("tools_ms", started)
+        output = result.output
+        if output.success and route.spoken_response:
+            message = route.spoken_response
+        else:
+            message = output.message or ("Done." if output.success else "That did not work.")
+        return VoiceCommandResult(
+            message=message,
+            stop_reason="complete" if output.success else "error",
+            conversation_id=None,
+            pre_routed=True,
+            tool_calls=[record],
+            timings=clock.finish(),
+        )
+
+    # --- the conversation loop ---------------------------------------------------------------
+    def _converse(
+        self,
+        text: str,
+        register_tools: bool,
+        validation_handler: ValidationHandler | None,
+        clock: _Clock,
+    ) -> VoiceCommandResult:
+        assert self.client is not None
+        handler = validation_handler or self.validation_handler
+        records: list[ToolCallRecord] = []
+        context = self.node_context()
+        conversation_id = self._pending_conversation_id
+        self._pending_conversation_id = None
+        response: ToolCallingResponse | None = None
+        if conversation_id is not None:
+            started = time.perf_counter()
+            try:
+                response = self.client.send_command(text, conversation_id, context)
+            except CenterError as exc:
+                if exc.status_code != 404:
+                    raise
+                log.info("conversation %s is gone; starting a new one", conversation_id)
+                response = None
+            clock.add("center_ms", started)
+        if response is None:
+            conversation_id = str(uuid.uuid4())
+            started = time.perf_counter()
+            if register_tools:
+                client_tools, available = self.tool_definitions()
+                self.client.start_conversation(conversation_id, context, client_tools, available)
+            response = self.client.send_command(text, conversation_id, context)
+            clock.add("center_ms", started)
+
+        round_trips = 1
+        wait_for_input = False
+        while response.stop_reason in ("tool_calls", "validation_required"):
+            if round_trips >= self.max_round_trips:
+                return VoiceCommandResult(
+                    message="Sorry, I could not finish that request.",
+                    stop_reason="error",
+                    conversation_id=conversation_id,
+                    tool_calls=records,
+                    round_trips=round_trips,
+                    timings=clock.finish(),
+                )
+            if response.stop_reason == "tool_calls":
+                calls = response.tool_calls or []
+                if not calls:
+                    return self._protocol_error(
+                        "the center asked for tools but named none",
+                        conversation_id, records, round_trips, clock,
+                    )
+                started = time.perf_counter()
+                results = []
+                for call in calls:
+                    result, record = self._run_tool_call(call, text, conversation_id)
+                    results.append(result)
+                    records.append(record)
+                clock.add("tools_ms", started)
+                wait_for_input = any(r.output.wait_for_input for r in results)
+                started = time.perf_counter()
+                response = self.client.send_tool_results(conversation_id, results)
+                clock.add("center_ms", started)
+            else:
+                request = response.validation_request or ValidationRequest(
+                    question=response.assistant_message or "Could you say that more precisely?"
+                )
+                started = time.perf_counter()
+                answer = handler(request)
+                clock.add("user_ms", started)
+                if not answer:
+                    return VoiceCommandResult(
+                        message="Okay, never mind.",
+                        stop_reason="complete",
+                        conversation_id=conversation_id,
+                        tool_calls=records,
+                        round_trips=round_trips,
+                        timings=clock.finish(),
+                    )
+                started = time.perf_counter()
+                response = self.client.send_validation_response(conversation_id, answer)
+                clock.add("center_ms", started)
+            round_trips += 1
+
+        if response.stop_reason == "complete":
+            message = response.assistant_message or ""
+            if wait_for_input:
+                self._pending_conversation_id = conversation_id
+        else:
+            message = response.assistant_message or "Sorry, something went wrong."
+            wait_for_input = False
+        return VoiceCommandResult(
+            message=message,
+            stop_reason=response.stop_reason,
+            conversation_id=conversation_id,
+            wait_for_input=wait_for_input,
+            tool_calls=records,
+            round_trips=round_trips,
+            timings=clock.finish(),
+        )
+
+    def _protocol_error(
+        self,
+        why: str,
+        conversation_id: str,
+        records: list[ToolCallRecord],
+        round_trips: int,
+        clock: _Clock,
+    ) -> VoiceCommandResult:
+        log.warning("conversation %s: %s", conversation_id, why)
+        return VoiceCommandResult(
+            message="Sorry, something went wrong.",
+            stop_reason="error",
+            conversation_id=conversation_id,
+            tool_calls=records,
+            round_trips=round_trips,
+            timings=clock.finish(),
+        )
+
+    # --- running commands ------------------------------------------------------------------
+    def _run_tool_call(
+        self, call: ToolCall, text: str, conversation_id: str
+    ) -> tuple[ToolResult, ToolCallRecord]:
+        name = call.function.name
+        command = self.registry.get(name)
+        if command is None:
+            result = format_tool_error(call.id, f"unknown tool '{name}'")
+            return result, self._record(call.id, name, {}, result, 0.0, "UnknownTool")
+        try:
+            arguments = call.function.parsed_arguments()
+        except ValueError as exc:
+            result = format_tool_error(call.id, f"arguments are not a JSON object: {exc}", name)
+            return result, self._record(call.id, name, {}, result, 0.0, "BadArguments")
+        try:
+            arguments = command.post_process_tool_call(dict(arguments), text)
+        except Exception as exc:
+            log.warning("%s.post_process_tool_call failed: %s", name, exc)
+            result = format_tool_error(call.id, exc, name)
+            return result, self._record(call.id, name, arguments, result, 0.0, type(exc).__name__)
+        return self._execute(command, arguments, text, conversation_id, call.id)
+
+    def _execute(
+        self,
+        command: IJarvisCommand,
+        arguments: dict[str, Any],
+        text: str,
+        conversation_id: str | None,
+        tool_call_id: str | None,
+    ) -> tuple[ToolResult, ToolCallRecord]:
+        """`execute()` with every failure turned into a result the LLM and user can read."""
+        name = command.command_name
+        call_id = tool_call_id or f"local-{uuid.uuid4().hex[:12]}"
+        info = RequestInformation(
+            voice_command=text,
+            conversation_id=conversation_id,
+            node_id=self.settings.node_id,
+            room=self.settings.room,
+            timezone=self.settings.timezone,
+            tool_call_id=tool_call_id,
+        )
+        started = time.perf_counter()
+        error_type: str | None = None
+        try:
+            response = command.execute(info, **arguments)
+            if not isinstance(response, CommandResponse):
+                raise TypeError(f"run() returned {type(response).__name__}, not CommandResponse")
+            result = format_tool_result(call_id, response)
+        except MissingSecretsError as exc:
+            error_type = type(exc).__name__
+            scopes = {s.key: s.scope for s in _safe_secrets(command)}
+            if exc.command_name is None:
+                exc.command_name = name
+            log.info("%s: missing secrets %s", name, ", ".join(exc.missing))
+            result = format_missing_secrets(call_id, exc, scopes)
+        except Exception as exc:
+            error_type = type(exc).__name__
+            log.warning("%s raised %s: %s", name, error_type, exc)
+            result = format_tool_error(call_id, exc, name)
+        duration = (time.perf_counter() - started) * 1000
+        return result, self._record(tool_call_id, name, arguments, result, duration, error_type)
+
+    @staticmethod
+    def _record(
+        tool_call_id: str | None,
+        name: str,
+        arguments: dict[str, Any],
+        result: ToolResult,
+        duration_ms: float,
+        error_type: str | None = None,
+    ) -> ToolCallRecord:
+        return ToolCallRecord(
+            tool_call_id=tool_call_id,
+            name=name,
+            arguments=json.loads(json.dumps(arguments, default=str)),
+            success=result.output.success,
+            message=result.output.message,
+            output=result.output.model_dump(mode="json"),
+            duration_ms=round(duration_ms, 3),
+            error_type=error_type,
+        )
+
+
+def _safe_secrets(command: IJarvisCommand) -> list[Any]:
+    try:
+        return list(command.required_secrets)
+    except Exception:
+        return []
+

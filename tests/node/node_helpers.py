@@ -1,0 +1,127 @@
+"""Commands defined for the node tests, so they do not depend on the built-in commands."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from jarvis.sdk import (
+    CommandResponse,
+    IJarvisCommand,
+    JarvisParameter,
+    JarvisSecret,
+    PreRouteResult,
+    RequestInformation,
+)
+
+
+class Recording(IJarvisCommand):
+    """Remembers every call to `run` (kwargs and request info)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[RequestInformation, dict[str, Any]]] = []
+
+    @property
+    def command_name(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def description(self) -> str:
+        raise NotImplementedError
+
+    def run(self, request_info: RequestInformation, **kwargs: Any) -> CommandResponse:
+        self.calls.append((request_info, kwargs))
+        return self.answer(**kwargs)
+
+    def answer(self, **kwargs: Any) -> CommandResponse:
+        return CommandResponse.success_response(message="ok")
+
+
+class PauseMusic(Recording):
+    command_name = "control_music"
+    description = "Pause, resume or skip the music."
+    parameters: ClassVar[list[JarvisParameter]] = [
+        JarvisParameter("action", "string", required=True, enum_values=["pause", "resume", "skip"])
+    ]
+
+    def pre_route(self, voice_command: str) -> PreRouteResult | None:
+        if voice_command.lower().strip(" .!") in ("pause", "pause the music"):
+            return PreRouteResult(arguments={"action": "pause"}, spoken_response="Paused.")
+        return None
+
+    def answer(self, **kwargs: Any) -> CommandResponse:
+        return CommandResponse.success_response(message=f"Music: {kwargs['action']}.")
+
+
+class Forecast(Recording):
+    command_name = "get_forecast"
+    description = "Weather forecast for a city on one or more days."
+    parameters: ClassVar[list[JarvisParameter]] = [
+        JarvisParameter("city", "string", required=True, description="City name"),
+        JarvisParameter("dates", "array<datetime>", description="Days to forecast"),
+    ]
+
+    def answer(self, **kwargs: Any) -> CommandResponse:
+        days = ", ".join(d.strftime("%A %d %B") for d in kwargs.get("dates", []))
+        return CommandResponse.success_response(
+            context_data={"city": kwargs["city"], "days": days},
+            message=f"Sunny in {kwargs['city']} on {days}.",
+        )
+
+
+class Thermometer(Recording):
+    command_name = "read_thermometer"
+    description = "Reads the room thermometer."
+
+    def answer(self, **kwargs: Any) -> CommandResponse:
+        raise RuntimeError("sensor offline")
+
+
+class HomeAssistantWeather(Recording):
+    command_name = "ha_weather"
+    description = "Weather from Home Assistant."
+
+    @property
+    def required_secrets(self) -> list[JarvisSecret]:
+        return [JarvisSecret("HOME_ASSISTANT_TOKEN", "Long-lived access token")]
+
+    def answer(self, **kwargs: Any) -> CommandResponse:
+        token = self.get_secret("HOME_ASSISTANT_TOKEN")
+        size = len(token or "")
+        return CommandResponse.success_response(message=f"HA answered with a {size}-char token")
+
+
+class LightColour(Recording):
+    command_name = "set_light_colour"
+    description = "Sets the colour of the lights."
+    parameters: ClassVar[list[JarvisParameter]] = [
+        JarvisParameter("colour", "string", required=True, enum_values=["red", "green", "blue"])
+    ]
+
+    def answer(self, **kwargs: Any) -> CommandResponse:
+        return CommandResponse.success_response(message=f"The lights are {kwargs['colour']}.")
+
+
+class Calculator(Recording):
+    command_name = "calc_add"
+    description = "Adds two numbers."
+    parameters: ClassVar[list[JarvisParameter]] = [JarvisParameter("a", "float", required=True),
+                  JarvisParameter("b", "float", required=True)]
+
+    def answer(self, **kwargs: Any) -> CommandResponse:
+        total = kwargs["a"] + kwargs["b"]
+        return CommandResponse.follow_up_response(
+            context_data={"result": total}, message=f"That makes {total:g}."
+        )
+
+
+class CurrentTime(Recording):
+    command_name = "tell_time"
+    description = "Tells the current time."
+
+    def answer(self, **kwargs: Any) -> CommandResponse:
+        return CommandResponse.success_response(message="It is noon.")
+
+
+def all_test_commands() -> list[Recording]:
+    return [PauseMusic(), Forecast(), Thermometer(), HomeAssistantWeather(), LightColour(),
+            Calculator(), CurrentTime()]
