@@ -21,8 +21,10 @@ unless the parameter says `allow_dash: true` or the element follows a literal "-
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 from jarvis.sdk.types import ParamType
@@ -39,6 +41,12 @@ __all__ = [
 ]
 
 END_OF_OPTIONS = "--"
+# Programs that run code given on the command line, and the option letters that do it.
+_SHELLS = ("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish", "csh", "tcsh")
+_CODE_OPTIONS: dict[str, str] = {
+    **{shell: "c" for shell in _SHELLS},
+    "python": "c", "perl": "eE", "ruby": "e", "node": "e", "php": "r", "awk": "", "lua": "e",
+}
 
 
 class ArgvError(ValueError):
@@ -152,7 +160,36 @@ class ArgvTemplate:
                 items.append(Conditional(when, tuple(elements)))
             else:
                 items.append(_element(entry, environ, where))
-        return cls("".join(str(p) for p in program.pieces), tuple(items))
+        template = cls("".join(str(p) for p in program.pieces), tuple(items))
+        template._refuse_values_in_shell_scripts()
+        return template
+
+    def _refuse_values_in_shell_scripts(self) -> None:
+        """A value inside `sh -c "..."` would be parsed by the shell: refuse the template."""
+        name = re.sub(r"[0-9.]+$", "", PurePath(self.program).name)  # python3.11 -> python
+        letters = _CODE_OPTIONS.get(name)
+        if letters is None:
+            return
+        elements = self._elements_in_order()
+        code: Element | None = None
+        if not letters:
+            code = elements[0] if elements else None  # awk: the program is the first operand
+        else:
+            flag = re.compile(rf"-[a-zA-Z]*[{letters}][a-zA-Z]*|--eval")
+            # Only the interpreter's own options count: they stop at the first operand.
+            for index, element in enumerate(elements[:-1]):
+                text = "".join(p for p in element.pieces if isinstance(p, str))
+                if element.names or not text.startswith("-"):
+                    break
+                if flag.fullmatch(text):
+                    code = elements[index + 1]
+                    break
+        if code is not None and code.names:
+            raise TemplateError(
+                f"a placeholder inside the code given to {name} would be run as code; "
+                "pass the value as a separate argument instead, e.g. "
+                '["sh", "-c", "du -sh -- \\"$1\\"", "sh", "{path}"]'
+            )
 
     # --- what the template refers to ---------------------------------------------------
     def referenced_names(self) -> set[str]:

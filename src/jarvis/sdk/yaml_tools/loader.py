@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 
 from jarvis.sdk.command import CommandExample
 from jarvis.sdk.parameter import JarvisParameter
-from jarvis.sdk.types import parse_type
+from jarvis.sdk.types import ParamType, parse_type
 from jarvis.sdk.yaml_tools.argv import ArgvTemplate
 from jarvis.sdk.yaml_tools.errors import ToolDefinitionError, ToolFileError
 from jarvis.sdk.yaml_tools.introspect import FunctionSignature, IntrospectedParam, introspect
@@ -360,6 +360,10 @@ class _ToolBuilder:
             line = decl.line if decl is not None else None
             raise ToolDefinitionError(f"parameter '{name}': {exc}", line, self.name) from exc
 
+    @staticmethod
+    def override_types(declared: list[_ParamDecl]) -> dict[str, ParamType]:
+        return {d.name: parse_type(d.fields.get("type", "str")) for d in declared if d.is_override}
+
     def override_value(self, decl: _ParamDecl) -> Any:
         ptype = parse_type(decl.fields.get("type", "str"))
         raw = decl.fields["override"]
@@ -468,7 +472,8 @@ class _ToolBuilder:
             description=description,
             parameters=params,
             overrides=overrides,
-            source=self.path,
+            override_types=self.override_types(declared),
+            source_path=self.path,
             line=self.line,
             examples=self.examples({p.name for p in params}),
         )
@@ -514,7 +519,8 @@ class _ToolBuilder:
             description=description,
             parameters=params,
             overrides=overrides,
-            source=self.path,
+            override_types=self.override_types(declared),
+            source_path=self.path,
             line=self.line,
             examples=self.examples({p.name for p in params}),
         )

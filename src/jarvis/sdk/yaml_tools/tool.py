@@ -24,7 +24,7 @@ from typing import Any
 from jarvis.sdk.command import CommandExample, IJarvisCommand
 from jarvis.sdk.parameter import JarvisParameter
 from jarvis.sdk.response import CommandResponse, RequestInformation, ValidationResult
-from jarvis.sdk.types import ParamTypeError
+from jarvis.sdk.types import ParamType, ParamTypeError
 from jarvis.sdk.yaml_tools.argv import ArgvError, ArgvTemplate, check_caller_value, render_value
 from jarvis.sdk.yaml_tools.coercion import coerce_lossless, sample_value
 from jarvis.sdk.yaml_tools.runner import (
@@ -56,7 +56,8 @@ class YamlTool(IJarvisCommand):
         description: str,
         parameters: list[JarvisParameter],
         overrides: Mapping[str, Any],
-        source: Path,
+        override_types: Mapping[str, ParamType] | None = None,
+        source_path: Path,
         line: int | None = None,
         examples: list[CommandExample] | None = None,
     ) -> None:
@@ -65,6 +66,7 @@ class YamlTool(IJarvisCommand):
         self._parameters = list(parameters)
         self._by_name = {p.name: p for p in self._parameters}
         self.__overrides = dict(overrides)
+        self._override_types = dict(override_types or {})
         self._masked = sorted(
             {
                 text
@@ -75,7 +77,7 @@ class YamlTool(IJarvisCommand):
             key=len,
             reverse=True,
         )
-        self.source = source
+        self.source_path = source_path
         self.line = line
         self._examples = list(examples or [])
 
@@ -102,12 +104,14 @@ class YamlTool(IJarvisCommand):
         return sorted(self.__overrides)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._name!r}, source={str(self.source)!r})"
+        return f"{type(self).__name__}({self._name!r}, source={str(self.source_path)!r})"
 
     # --- argument checks ------------------------------------------------------------------
     def _drop_artifacts_and_unknown(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         # The SDK drops unknown names silently; a tool keeps them so validate_call refuses them.
-        kept = super()._drop_artifacts_and_unknown(kwargs)
+        kept = super()._drop_artifacts_and_unknown(
+            {k: v for k, v in kwargs.items() if k in self._by_name}
+        )
         kept.update({k: v for k, v in kwargs.items() if k not in self._by_name})
         return kept
 
@@ -239,14 +243,14 @@ class YamlTool(IJarvisCommand):
 
 
 def _texts_of(value: Any) -> list[str]:
-    """Every text form an override value can take in output."""
+    """The texts of an override value worth masking: its strings (numbers and booleans
+    would blot out ordinary output)."""
+    if isinstance(value, str):
+        return [value]
     if isinstance(value, dict | list | tuple):
-        out = [json.dumps(value), json.dumps(value, ensure_ascii=False)]
         items = value.values() if isinstance(value, dict) else value
-        for item in items:
-            out.extend(_texts_of(item))
-        return out
-    return [render_value(None, value), str(value)]
+        return [text for item in items for text in _texts_of(item)]
+    return []
 
 
 class FunctionTool(YamlTool):
@@ -341,8 +345,8 @@ class ExecTool(YamlTool):
             param.name, param.type, value, dash_sensitive=param.name in self._dash_sensitive
         )
 
-    def _types(self) -> dict[str, Any]:
-        return {p.name: p.type for p in self._parameters}
+    def _types(self) -> dict[str, ParamType]:
+        return {**self._override_types, **{p.name: p.type for p in self._parameters}}
 
     def _environment(self, values: Mapping[str, Any]) -> dict[str, str]:
         types = self._types()

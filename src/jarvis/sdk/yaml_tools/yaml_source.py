@@ -59,6 +59,8 @@ def load_yaml(text: str) -> Any:
 def _convert(node: yaml.Node, constructor: yaml.SafeLoader) -> Any:
     line = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
+        # With a merge key (<<: *defaults) the mapping's own keys may override merged ones.
+        merges = any(k.tag == "tag:yaml.org,2002:merge" for k, _ in node.value)
         constructor.flatten_mapping(node)
         out = LineDict()
         out.line = line
@@ -69,7 +71,7 @@ def _convert(node: yaml.Node, constructor: yaml.SafeLoader) -> Any:
                 raise ToolDefinitionError(
                     f"keys must be text, got {key!r}", key_node.start_mark.line + 1
                 )
-            if key in out:
+            if key in out and not merges:
                 raise ToolDefinitionError(f"'{key}' is written twice", key_node.start_mark.line + 1)
             out[key] = _convert(value_node, constructor)
             out.key_lines[key] = key_node.start_mark.line + 1
