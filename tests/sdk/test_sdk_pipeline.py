@@ -424,3 +424,41 @@ def test_the_type_prd_calendar_example() -> None:
     response = cmd.execute(RequestInformation(timezone="America/New_York"), **arguments)
     # 05:00 UTC is midnight in New York in January.
     assert response.context_data["days"] == ["2026-01-18", "2026-01-19"]
+
+
+def test_strict_arguments_leave_unknown_and_missing_names_to_validate_call() -> None:
+
+    from jarvis.sdk import (
+        CommandResponse,
+        IJarvisCommand,
+        JarvisParameter,
+        RequestInformation,
+        ValidationResult,
+    )
+
+    class Strict(IJarvisCommand):
+        strict_arguments = True
+        command_name = "strict"
+        description = "refuses names it does not declare"
+        seen: ClassVar[dict] = {}
+
+        @property
+        def parameters(self) -> list:
+            return [JarvisParameter("city", "string", required=True)]
+
+        def validate_call(self, **kwargs: object) -> list[ValidationResult]:
+            Strict.seen = dict(kwargs)
+            unknown = [k for k in kwargs if k != "city"]
+            return [
+                ValidationResult(success=False, param_name=k, message=f"Unknown parameter '{k}'")
+                for k in unknown
+            ]
+
+        def run(self, request_info: RequestInformation, **kwargs: object) -> CommandResponse:
+            return CommandResponse.success_response(message="ran")
+
+    # A missing required parameter no longer raises: validate_call sees the call as it is.
+    response = Strict().execute(RequestInformation(), api_key="sneaky")
+    assert Strict.seen == {"api_key": "sneaky"}
+    assert not response.success
+    assert response.context_data["errors"][0]["param_name"] == "api_key"

@@ -61,6 +61,10 @@ class IJarvisCommand(ABC):
     """The base of every command. Subclasses must not override `execute`."""
 
     _FINAL_METHODS: ClassVar[tuple[str, ...]] = ("execute",)
+    # True: undeclared arguments reach validate_call (to be refused there) and missing
+    # required parameters are left for validate_call to report, instead of being dropped
+    # and raising ValueError. Declarative tools use it to refuse a caller-set override.
+    strict_arguments: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -230,6 +234,8 @@ class IJarvisCommand(ABC):
             raise MissingSecretsError(missing, self.command_name)
 
     def _validate_params(self, kwargs: dict[str, Any]) -> None:
+        if self.strict_arguments:
+            return  # validate_call reports missing parameters as validation errors
         missing = [p.name for p in self.parameters if p.required and kwargs.get(p.name) is None]
         if missing:
             raise ValueError(f"Missing required params: {', '.join(missing)}")
@@ -239,7 +245,9 @@ class IJarvisCommand(ABC):
         kept: dict[str, Any] = {}
         for name, value in kwargs.items():
             param = declared.get(name)
-            if param is None:
+            if param is None and self.strict_arguments:
+                kept[name] = value
+            elif param is None:
                 log.debug("%s: ignoring undeclared argument %s", self.command_name, name)
             elif not param.required and (value is None or _is_placeholder(param, value)):
                 continue

@@ -49,6 +49,9 @@ STDERR_SHOWN = 1000
 class YamlTool(IJarvisCommand):
     """A command declared in a tool file."""
 
+    # Unknown names (a caller trying to set an override) are refused, not silently dropped.
+    strict_arguments = True
+
     def __init__(
         self,
         *,
@@ -107,18 +110,6 @@ class YamlTool(IJarvisCommand):
         return f"{type(self).__name__}({self._name!r}, source={str(self.source_path)!r})"
 
     # --- argument checks ------------------------------------------------------------------
-    def _drop_artifacts_and_unknown(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        # The SDK drops unknown names silently; a tool keeps them so validate_call refuses them.
-        kept = super()._drop_artifacts_and_unknown(
-            {k: v for k, v in kwargs.items() if k in self._by_name}
-        )
-        kept.update({k: v for k, v in kwargs.items() if k not in self._by_name})
-        return kept
-
-    def _validate_params(self, kwargs: dict[str, Any]) -> None:
-        # Missing required parameters are reported by validate_call as validation errors.
-        return None
-
     def validate_call(self, **kwargs: Any) -> list[ValidationResult]:
         results: list[ValidationResult] = []
         known = [p.name for p in self._parameters]
