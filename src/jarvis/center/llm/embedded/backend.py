@@ -1,0 +1,484 @@
+"""`EmbeddedBackend`: a small GGUF model run in-process with llama-cpp-python.
+
+Made for a 2-core machine without GPU: one model instance behind a lock, the system
+prompt + tools evaluated once and kept (live in the context, and as saved KV states in a
+small LRU keyed by the prefix tokens), and every tool call produced under a grammar by
+the `Decoder`, which spends model evaluations only where the output is open.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from jarvis.center.llm.base import (
+    LLMError,
+    LLMReply,
+    LLMRequest,
+    LLMTimeoutError,
+    LLMToolCall,
+    LLMUnavailableError,
+)
+from jarvis.center.llm.embedded.grammar import tool_call_grammar, tool_name, value_grammar
+from jarvis.center.llm.embedded.prompt import FALLBACK_TEMPLATE, ChatPrompt
+from jarvis.center.llm.model_store import ModelStoreError, resolve_model_path
+
+try:  # optional dependency: the `embedded` extra
+    import llama_cpp
+except ImportError:  # pragma: no cover - exercised only without the extra
+    llama_cpp = None  # type: ignore[assignment]
+
+if llama_cpp is not None:
+    from jarvis.center.llm.embedded.decoder import Decoder, GrammarSampler, read_last_logits
+
+
+def default_threads() -> int:
+    """The cores this process may use (llama.cpp gains nothing from hyper-threads here)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class _Prefix:
+    """A saved KV state of sequence 0 after `tokens` (the system turn with the tools)."""
+
+    tokens: npt.NDArray[np.intc]
+    state: bytes
+
+
+class EmbeddedBackend:
+    """LLMBackend running a GGUF model in-process (Qwen2.5-Coder-0.5B by default).
+
+    Args:
+        model_path: a GGUF file; default `resolve_model_path()` (JARVIS_MODEL_PATH, else
+            the prepared model in the data directory).
+        n_threads: CPU threads; default all cores available to the process.
+        n_ctx: context size in tokens (system prompt + tools + history + reply).
+        n_batch: tokens per forward pass while reading the prompt.
+        prefix_cache_size: how many tool sets keep a saved system-prompt state.
+        max_tool_calls: most calls in one reply. The 0.5B model hardly ever chains calls,
+            and asking costs two token evaluations per reply, hence 1.
+        direct_answer_margin: added to the "call" side when choosing between a tool call
+            and a spoken answer (only when the request allows one); negative leans to
+            answering. -1.0 fixed borderline small talk without losing tool requests in
+            our measurements.
+        max_draft: most prompt-lookup draft tokens checked in one pass while sampling a
+            value (0 disables drafting).
+        seed: for temperature > 0.
+    """
+
+    name = "embedded"
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        *,
+        n_threads: int | None = None,
+        n_ctx: int = 4096,
+        n_batch: int = 256,
+        prefix_cache_size: int = 4,
+        max_tool_calls: int = 1,
+        direct_answer_margin: float = -1.0,
+        max_draft: int = 10,
+        seed: int | None = None,
+    ) -> None:
+        self._model_path = Path(model_path) if model_path is not None else None
+        self.n_threads = n_threads or default_threads()
+        self.n_ctx = n_ctx
+        self.n_batch = n_batch
+        self.prefix_cache_size = max(1, prefix_cache_size)
+        self.max_tool_calls = max(1, max_tool_calls)
+        self.direct_answer_margin = direct_answer_margin
+        self.max_draft = max_draft
+        self._rng = np.random.default_rng(seed)
+        self._lock = threading.RLock()
+        self._llm: Any = None
+        self._vocab: Any = None
+        self._prompt: ChatPrompt | None = None
+        self._prefixes: OrderedDict[bytes, _Prefix] = OrderedDict()
+        self._grammars: OrderedDict[str, GrammarSampler] = OrderedDict()
+        self._pieces: dict[int, bytes] = {}
+        self._special: dict[str, int] = {}
+
+    # --- loading --------------------------------------------------------------------------
+    @property
+    def model_path(self) -> Path:
+        """The model file this backend loads (resolved on first use)."""
+        if self._model_path is None:
+            try:
+                self._model_path = resolve_model_path()
+            except ModelStoreError as exc:
+                raise LLMUnavailableError(str(exc)) from exc
+        return self._model_path
+
+    def load(self) -> None:
+        """Load the model now (otherwise done on first use); raises LLMUnavailableError."""
+        with self._lock:
+            if self._llm is not None:
+                return
+            if llama_cpp is None:
+                raise LLMUnavailableError(
+                    "the embedded backend needs llama-cpp-python: "
+                    "pip install 'jarvis-assistant[embedded]'"
+                )
+            path = self.model_path
+            if not path.is_file():
+                raise LLMUnavailableError(
+                    f"model file {path} does not exist; run `jarvis model prepare`"
+                )
+            try:
+                llm = llama_cpp.Llama(
+                    model_path=str(path),
+                    n_ctx=self.n_ctx,
+                    n_batch=self.n_batch,
+                    n_threads=self.n_threads,
+                    n_threads_batch=self.n_threads,
+                    verbose=False,
+                )
+            except (ValueError, RuntimeError, OSError) as exc:
+                raise LLMUnavailableError(
+                    f"could not load the model {path}: {exc}. The file may be corrupt or not a "
+                    "GGUF model; run `jarvis model prepare --force` or fix JARVIS_MODEL_PATH."
+                ) from exc
+            template = llm.metadata.get("tokenizer.chat_template") or FALLBACK_TEMPLATE
+            self._prompt = ChatPrompt(template)
+            self._vocab = llama_cpp.llama_model_get_vocab(llm.model)
+            self._llm = llm
+            for text in ("<tool_call>", "</tool_call>", "<|im_end|>", "\n"):
+                ids = llm.tokenize(text.encode(), add_bos=False, special=True)
+                if len(ids) != 1:
+                    self._llm = None
+                    raise LLMUnavailableError(
+                        f"{path} does not look like a Qwen2.5-style model "
+                        f"({text!r} is not one token); tool calls need <tool_call> tags"
+                    )
+                self._special[text] = ids[0]
+
+    def close(self) -> None:
+        """Free the model and the cached states."""
+        with self._lock:
+            for grammar in self._grammars.values():
+                grammar.close()
+            self._grammars.clear()
+            self._prefixes.clear()
+            if self._llm is not None:
+                self._llm.close()
+                self._llm = None
+
+    # --- public API -------------------------------------------------------------------------
+    def warm(
+        self, messages_prefix: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """Evaluate a conversation's fixed start (system message + tools) ahead of time.
+
+        Call it when a conversation starts; the first utterance then only pays for its own
+        tokens. Returns timings. Messages after the first system message are included too
+        (e.g. few-shot examples) if given.
+        """
+        started = time.perf_counter()
+        with self._lock:
+            self.load()
+            assert self._prompt is not None
+            text = self._prompt.render(messages_prefix, tools, add_generation_prompt=False)
+            tokens = self._tokenize(text)
+            if tools:
+                self._grammar_for(tools)
+            info = self._restore(tokens, tokens, deadline=None)
+        info["total_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        return info
+
+    def complete(self, request: LLMRequest) -> LLMReply:
+        """Run one completion; see the module docstring for how."""
+        started = time.perf_counter()
+        deadline = time.monotonic() + request.timeout
+        with self._lock:
+            self.load()
+            try:
+                return self._complete(request, started, deadline)
+            except LLMError:
+                raise
+            except Exception as exc:  # a llama.cpp failure must reach the engine typed
+                raise LLMUnavailableError(f"embedded model failed: {exc}") from exc
+
+    # --- internals --------------------------------------------------------------------------
+    def _complete(self, request: LLMRequest, started: float, deadline: float) -> LLMReply:
+        assert self._prompt is not None
+        use_tools = bool(request.tools) and not request.tools_disabled
+        tools = request.tools if use_tools else None
+        full_text = self._prompt.render(request.messages, tools, add_generation_prompt=True)
+        prefix_text = self._prompt.system_prefix(request.messages, tools)
+        if not full_text.startswith(prefix_text):
+            prefix_text = ""
+        full = self._tokenize(full_text)
+        prefix = self._tokenize(prefix_text) if prefix_text else full[:0]
+        if len(prefix) and not np.array_equal(full[: len(prefix)], prefix):
+            prefix = full[:0]
+        if len(full) + 16 > self.n_ctx:
+            raise LLMError(
+                f"the prompt is {len(full)} tokens but the embedded model's context is "
+                f"{self.n_ctx}; shorten the history or raise n_ctx"
+            )
+        grammar = self._grammar_for(request.tools) if use_tools else None
+        info = self._restore(full, prefix, deadline=deadline)
+        prompt_ms = (time.perf_counter() - started) * 1000
+
+        decoder = Decoder(
+            self._llm,
+            self._vocab,
+            deadline=deadline,
+            max_tokens=min(request.max_tokens, self.n_ctx - len(full)),
+            temperature=request.temperature,
+            rng=self._rng,
+            piece=self._piece,
+            prompt=full,
+            max_draft=self.max_draft,
+            is_special=self._is_special,
+            is_end=self._is_end,
+        )
+        decoder.set_prompt_logits(read_last_logits(self._llm))
+        content: str | None = None
+        calls: list[LLMToolCall] = []
+        finish = "stop"
+        tool_call_id = self._special["<tool_call>"]
+        if use_tools and grammar is not None:
+            wants_call, first_text = True, None
+            if request.allow_direct_answer:
+                wants_call, first_text = self._call_or_text(decoder.logits())
+            if wants_call:
+                calls = self._tool_calls(decoder, request.tools, grammar)
+                finish = "tool_calls"
+            else:
+                content, truncated = decoder.text([tool_call_id], self._is_end, first=first_text)
+                finish = "length" if truncated else "stop"
+        else:
+            if request.response_schema:
+                decoder.grammar = self._grammar_text(value_grammar(request.response_schema))
+                decoder.grammar.reset()
+            # A plain-text reply must not open a call, whatever the model would like.
+            content, truncated = decoder.text([tool_call_id], self._is_end)
+            finish = "length" if truncated else "stop"
+        total_ms = (time.perf_counter() - started) * 1000
+        stats = decoder.stats
+        usage: dict[str, Any] = {
+            "prompt_tokens": len(full),
+            "cached_tokens": info["reused_tokens"],
+            "prompt_eval_tokens": info["evaluated_tokens"],
+            "prefix_cache": info["prefix_cache"],
+            "completion_tokens": len(decoder.generated),
+            "sampled_tokens": stats.sampled,
+            "forced_tokens": stats.forced,
+            "drafted_tokens": stats.drafted,
+            "draft_passes": stats.drafts,
+            "evaluated_output_tokens": stats.evaluated,
+            "forward_passes": stats.evals,
+            "prompt_ms": round(prompt_ms, 1),
+            "generation_ms": round(total_ms - prompt_ms, 1),
+            "total_ms": round(total_ms, 1),
+            "finish_reason": finish,
+            "model": self.model_path.name,
+        }
+        return LLMReply(content=content, tool_calls=calls, usage=usage)
+
+    def _tool_calls(
+        self, decoder: Decoder, tools: list[dict[str, Any]], grammar: GrammarSampler
+    ) -> list[LLMToolCall]:
+        calls: list[LLMToolCall] = []
+        seen: set[tuple[str, str]] = set()
+        for index in range(self.max_tool_calls):
+            if index == 0:
+                decoder.commit_raw([self._special["<tool_call>"], self._special["\n"]])
+            text = decoder.tool_call(tools, grammar)
+            decoder.commit_raw([self._special["</tool_call>"]])
+            parsed = json.loads(text)
+            name = parsed["name"]
+            arguments = json.dumps(parsed["arguments"], ensure_ascii=False)
+            if (name, arguments) in seen:  # a small model may repeat itself; once is enough
+                break
+            seen.add((name, arguments))
+            calls.append(
+                LLMToolCall(id="call_" + secrets.token_hex(8), name=name, arguments=arguments)
+            )
+            if index + 1 >= self.max_tool_calls:
+                break
+            # Qwen writes "\n" after </tool_call> whether or not another call follows; the
+            # token after it tells: <tool_call> again, or the end of the turn.
+            decoder.commit_raw([self._special["\n"]])
+            logits = decoder.logits()
+            if logits[self._special["<tool_call>"]] <= max(
+                logits[self._special["<|im_end|>"]], logits[int(self._llm.token_eos())]
+            ):
+                break
+            decoder.commit_raw([self._special["<tool_call>"], self._special["\n"]])
+        if not all(c.name in {tool_name(t) for t in tools} for c in calls):  # pragma: no cover
+            raise LLMError("internal: a call names an unknown tool")
+        return calls
+
+    def _call_or_text(self, logits: npt.NDArray[np.float32]) -> tuple[bool, int | None]:
+        """Whether the reply is a tool call, judged from its first token.
+
+        Qwen2.5-Coder-0.5B rarely opens with the <tool_call> token: it starts a bare `{"`,
+        a code fence, or "<" (the tag as text). All of those mean "a call"; the best other
+        token is the start of a spoken answer. The call wins unless the answer's token
+        is ahead by `direct_answer_margin` (measured: see docs/embedded-llm.md).
+        """
+        top = np.argpartition(-logits, 256)[:256]
+        top = top[np.argsort(-logits[top])]
+        best_call = best_text = None
+        for token in (int(t) for t in top):
+            piece = self._piece(token).lstrip()
+            intent = token == self._special["<tool_call>"] or piece.startswith((b"{", b"<", b"`"))
+            if intent and best_call is None:
+                best_call = token
+            elif not intent and not self._is_end(token) and best_text is None and piece:
+                best_text = token
+            if best_call is not None and best_text is not None:
+                break
+        if best_text is None:
+            return True, None
+        if best_call is None:
+            return False, best_text
+        wants_call = logits[best_call] + self.direct_answer_margin >= logits[best_text]
+        return bool(wants_call), None if wants_call else best_text
+
+    def _is_end(self, token: int) -> bool:
+        return token == self._special["<|im_end|>"] or bool(
+            llama_cpp.llama_vocab_is_eog(self._vocab, token)
+        )
+
+    def _is_special(self, token: int) -> bool:
+        return bool(llama_cpp.llama_vocab_is_control(self._vocab, token)) or self._is_end(token)
+
+    def _piece(self, token: int) -> bytes:
+        piece = self._pieces.get(token)
+        if piece is None:
+            piece = self._llm.detokenize([token], special=False)
+            self._pieces[token] = piece
+        return piece
+
+    def _tokenize(self, text: str) -> npt.NDArray[np.intc]:
+        # special=True: the template's own markers must become their special tokens
+        # (message contents were cleaned of them by the prompt module).
+        return np.array(
+            self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True), dtype=np.intc
+        )
+
+    def _grammar_text(self, gbnf: str) -> GrammarSampler:
+        sampler = self._grammars.get(gbnf)
+        if sampler is None:
+            try:
+                sampler = GrammarSampler(self._vocab, gbnf)
+            except ValueError as exc:
+                raise LLMError(f"could not build a grammar for these tools: {exc}") from exc
+            self._grammars[gbnf] = sampler
+            while len(self._grammars) > 4 * self.prefix_cache_size:
+                self._grammars.popitem(last=False)[1].close()
+        self._grammars.move_to_end(gbnf)
+        return sampler
+
+    def _grammar_for(self, tools: list[dict[str, Any]]) -> GrammarSampler:
+        return self._grammar_text(tool_call_grammar(tools))
+
+    # --- prompt prefix reuse ----------------------------------------------------------------
+    @staticmethod
+    def _key(tokens: npt.NDArray[np.intc]) -> bytes:
+        return hashlib.sha256(tokens.tobytes()).digest()
+
+    def _has_prefix(self, tokens: npt.NDArray[np.intc]) -> bool:
+        return self._key(tokens) in self._prefixes
+
+    def _live_tokens(self) -> npt.NDArray[np.intc]:
+        return np.asarray(self._llm.input_ids[: self._llm.n_tokens], dtype=np.intc)
+
+    @staticmethod
+    def _common(a: npt.NDArray[np.intc], b: npt.NDArray[np.intc]) -> int:
+        n = min(len(a), len(b))
+        if n == 0:
+            return 0
+        diff = np.nonzero(a[:n] != b[:n])[0]
+        return int(diff[0]) if len(diff) else n
+
+    def _restore(
+        self,
+        full: npt.NDArray[np.intc],
+        prefix: npt.NDArray[np.intc],
+        *,
+        deadline: float | None,
+    ) -> dict[str, Any]:
+        """Bring the context to `full` reusing what is cached; leaves logits of the last token.
+
+        Reuse order: the live context (same conversation, same tools), else the longest
+        saved prefix state, else evaluate `prefix` and save it for next time.
+        """
+        live = self._common(self._live_tokens(), full)
+        best: _Prefix | None = None
+        for saved in self._prefixes.values():
+            n = len(saved.tokens)
+            longer = n > live and n <= len(full) and (best is None or n > len(best.tokens))
+            if longer and np.array_equal(full[:n], saved.tokens):
+                best = saved
+        source = "live" if live > 0 else "none"
+        if best is not None:
+            self._load_prefix(best)
+            reused = len(best.tokens)
+            source = "lru"
+        else:
+            reused = live
+            self._llm.n_tokens = live
+        # Always evaluate at least one token: the reply starts from its logits.
+        reused = min(reused, len(full) - 1)
+        self._llm.n_tokens = min(self._llm.n_tokens, reused)
+        evaluated = len(full) - reused
+        if len(prefix) > reused and not self._has_prefix(prefix):
+            self._eval(full[reused : len(prefix)], deadline)
+            self._save_prefix(prefix)
+            reused_now = len(prefix)
+            source = "miss"
+        else:
+            reused_now = reused
+        if reused_now < len(full):
+            self._eval(full[reused_now:], deadline)
+        return {"reused_tokens": reused, "evaluated_tokens": evaluated, "prefix_cache": source}
+
+    def _eval(self, tokens: npt.NDArray[np.intc], deadline: float | None) -> None:
+        # In n_batch chunks so a request's timeout is noticed during a long cold prompt.
+        for start in range(0, len(tokens), self.n_batch):
+            if deadline is not None and time.monotonic() > deadline:
+                raise LLMTimeoutError("the embedded model timed out reading the prompt")
+            self._llm.eval(tokens[start : start + self.n_batch].tolist())
+
+    def _save_prefix(self, tokens: npt.NDArray[np.intc]) -> None:
+        """Save sequence 0's KV state; the context must hold exactly `tokens`."""
+        assert self._llm.n_tokens == len(tokens)
+        ctx = self._llm.ctx
+        size = llama_cpp.llama_state_seq_get_size(ctx, 0)
+        buf = (ctypes.c_uint8 * size)()
+        written = llama_cpp.llama_state_seq_get_data(ctx, buf, size, 0)
+        self._prefixes[self._key(tokens)] = _Prefix(tokens.copy(), bytes(buf)[:written])
+        while len(self._prefixes) > self.prefix_cache_size:
+            self._prefixes.popitem(last=False)
+
+    def _load_prefix(self, saved: _Prefix) -> None:
+        ctx = self._llm.ctx
+        mem = llama_cpp.llama_get_memory(ctx)
+        llama_cpp.llama_memory_seq_rm(mem, 0, -1, -1)
+        buf = (ctypes.c_uint8 * len(saved.state)).from_buffer_copy(saved.state)
+        if llama_cpp.llama_state_seq_set_data(ctx, buf, len(saved.state), 0) == 0:
+            raise LLMError("internal: could not restore a saved prompt state")
+        n = len(saved.tokens)
+        self._llm.input_ids[:n] = saved.tokens
+        self._llm.n_tokens = n
+        self._prefixes.move_to_end(self._key(saved.tokens))

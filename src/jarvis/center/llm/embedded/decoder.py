@@ -1,0 +1,519 @@
+"""Grammar-constrained decoding that spends as few model evaluations as possible.
+
+The decoder walks the structure of a tool call (the same structure `grammar.py` turns
+into GBNF) and only asks the model where the output is really open:
+
+- text the structure forces (`{"name": "`, keys, separators) is queued, tokenized as a
+  whole and evaluated in one batch with whatever comes next, never sampled;
+- a choice between known strings (tool names, enum values, booleans, "another key or
+  close the object") is decided from one set of logits, comparing only the tokens where
+  the candidates diverge; the rest of the winner is forced text again;
+- free values (strings, numbers, dates, arrays) are sampled token by token. The llama.cpp
+  grammar sampler checks the greedy token first and only filters wider when it is
+  refused, because filtering the whole 150k vocabulary costs as much as a forward pass;
+- tokens after the last decision are never evaluated at all.
+
+The llama.cpp grammar sees every token of the call, forced or sampled, so whatever the
+walker does, the text stays inside the grammar; the result is parsed with `json` anyway.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import llama_cpp
+import numpy as np
+import numpy.typing as npt
+
+from jarvis.center.llm.base import LLMBadResponseError, LLMTimeoutError
+from jarvis.center.llm.embedded.grammar import (
+    arguments_schema,
+    is_structured_object,
+    json_literal,
+    name_option,
+    name_prefix,
+    ordered_properties,
+    tool_name,
+)
+
+_TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
+_TOP_K = 64  # candidates checked against the grammar before filtering the whole vocabulary
+_DRAFT_NGRAMS = (4, 3, 2)  # suffix lengths looked up in the prompt, longest first
+
+
+class DecodeError(LLMBadResponseError):
+    """The output could not be completed (token budget, or an internal inconsistency)."""
+
+
+class GrammarSampler:
+    """A llama.cpp grammar sampler used as a filter: which tokens may come next."""
+
+    def __init__(self, vocab: Any, gbnf: str) -> None:
+        self._ptr = llama_cpp.llama_sampler_init_grammar(vocab, gbnf.encode("utf-8"), b"root")
+        if not self._ptr:
+            raise ValueError("llama.cpp rejected the generated grammar")
+
+    def allowed(self, ids: npt.NDArray[np.int32]) -> npt.NDArray[np.bool_]:
+        """Mask of the tokens in `ids` the grammar accepts now."""
+        data = np.zeros(len(ids), dtype=_TOKEN_DATA)
+        data["id"] = ids
+        array = llama_cpp.llama_token_data_array(
+            data=data.ctypes.data_as(llama_cpp.llama_token_data_p),
+            size=len(ids),
+            selected=-1,
+            sorted=False,
+        )
+        llama_cpp.llama_sampler_apply(self._ptr, ctypes.byref(array))
+        return np.isfinite(data["logit"])
+
+    def accept(self, token: int) -> None:
+        llama_cpp.llama_sampler_accept(self._ptr, token)
+
+    def reset(self) -> None:
+        llama_cpp.llama_sampler_reset(self._ptr)
+
+    def close(self) -> None:
+        if self._ptr:
+            llama_cpp.llama_sampler_free(self._ptr)
+            self._ptr = None
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def json_value_end(buf: bytes) -> int | None:
+    """Index just past the first complete JSON value in `buf` (None while incomplete).
+
+    Strings, arrays and objects end at their closing byte; scalars (numbers, true, ...)
+    end where a delimiter shows up, which the grammar guarantees will follow.
+    """
+    if not buf:
+        return None
+    first = buf[0]
+    depth = 0
+    in_string = False
+    escaped = False
+    if first not in b'"[{':
+        for i, b in enumerate(buf):
+            if b in b",]} \n":
+                return i
+        return None
+    for i, b in enumerate(buf):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif b == 0x5C:  # backslash
+                escaped = True
+            elif b == 0x22:  # closing quote
+                in_string = False
+                if depth == 0:
+                    return i + 1
+        elif b == 0x22:
+            in_string = True
+        elif b in b"[{":
+            depth += 1
+        elif b in b"]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return None
+
+
+def _prefix_free(options: Sequence[bytes]) -> bool:
+    return not any(
+        i != j and b.startswith(a) for i, a in enumerate(options) for j, b in enumerate(options)
+    )
+
+
+@dataclass
+class Stats:
+    """Counters for the usage block of a reply."""
+
+    forced: int = 0  # tokens taken from the structure, never sampled
+    drafted: int = 0  # sampled tokens accepted from a prompt-lookup draft (no own pass)
+    drafts: int = 0  # draft verifications run
+    sampled: int = 0  # tokens chosen from the model's logits
+    evaluated: int = 0  # output tokens run through the model
+    evals: int = 0  # forward passes (batches) during generation
+    eval_ms: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Decoder:
+    """One generation on a Llama whose context already holds the evaluated prompt.
+
+    `last_logits` must hold the logits after the prompt's last token.
+    """
+
+    def __init__(
+        self,
+        llm: llama_cpp.Llama,
+        vocab: Any,
+        *,
+        deadline: float,
+        max_tokens: int,
+        temperature: float = 0.0,
+        rng: np.random.Generator | None = None,
+        piece: Callable[[int], bytes],
+        prompt: npt.NDArray[np.intc] | None = None,
+        max_draft: int = 10,
+        is_special: Callable[[int], bool] = lambda token: False,
+        is_end: Callable[[int], bool] = lambda token: False,
+    ) -> None:
+        self.llm = llm
+        self.vocab = vocab
+        self.deadline = deadline
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.rng = rng or np.random.default_rng()
+        self.piece = piece
+        self.prompt = prompt if prompt is not None else np.zeros(0, dtype=np.intc)
+        self.max_draft = max_draft if temperature <= 0 else 0  # drafts need greedy decoding
+        self.is_special = is_special
+        self.is_end = is_end
+        self.stats = Stats()
+        self.pending: list[int] = []  # chosen, not yet run through the model
+        self.generated: list[int] = []
+        self.overflow = b""  # sampled bytes past the step that sampled them
+        self.buffer = b""  # decided text, not yet tokenized
+        self.grammar: GrammarSampler | None = None
+        self._logits: npt.NDArray[np.float32] | None = None
+
+    # --- model access -------------------------------------------------------------------
+    def check_deadline(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise LLMTimeoutError("the embedded model did not finish within the request timeout")
+
+    def set_prompt_logits(self, logits: npt.NDArray[np.float32]) -> None:
+        self._logits = logits
+
+    def logits(self) -> npt.NDArray[np.float32]:
+        """Logits after everything committed so far; runs pending tokens as one batch."""
+        if self.pending:
+            self.check_deadline()
+            started = time.perf_counter()
+            self.llm.eval(self.pending)
+            self.stats.eval_ms += (time.perf_counter() - started) * 1000
+            self.stats.evals += 1
+            self.stats.evaluated += len(self.pending)
+            self.pending = []
+            self._logits = read_last_logits(self.llm)
+            self.check_deadline()
+        if self._logits is None:
+            raise DecodeError("no logits available (nothing evaluated)")
+        return self._logits
+
+    def _commit(
+        self,
+        tokens: Sequence[int],
+        *,
+        forced: bool,
+        grammar: bool = True,
+        evaluated: bool = False,
+    ) -> None:
+        for token in tokens:
+            if grammar and self.grammar is not None:
+                if not self.grammar.allowed(np.array([token], dtype=np.int32))[0]:
+                    raise DecodeError(
+                        f"internal: token {self.piece(token)!r} is outside the grammar"
+                    )
+                self.grammar.accept(token)
+            if not evaluated:
+                self.pending.append(token)
+            self.generated.append(token)
+            if forced:
+                self.stats.forced += 1
+            else:
+                self.stats.sampled += 1
+        if len(self.generated) > self.max_tokens:
+            raise DecodeError(
+                f"the reply did not fit in max_tokens={self.max_tokens}; raise the limit"
+            )
+
+    def commit_raw(self, tokens: Sequence[int]) -> None:
+        """Commit structural tokens outside the grammar (special tokens, newlines)."""
+        self.flush()
+        self._commit(tokens, forced=True, grammar=False)
+
+    def tokenize(self, text: bytes) -> list[int]:
+        return list(self.llm.tokenize(text, add_bos=False, special=False))
+
+    # --- the three kinds of step ------------------------------------------------------------
+    def literal(self, text: bytes) -> None:
+        """Forced text: consumes already-sampled overflow first, queues the rest."""
+        if self.overflow:
+            k = min(len(self.overflow), len(text))
+            if self.overflow[:k] != text[:k]:
+                raise DecodeError(f"internal: expected {text!r}, model wrote {self.overflow!r}")
+            self.overflow = self.overflow[k:]
+            text = text[k:]
+        self.buffer += text
+
+    def flush(self) -> None:
+        """Tokenize and commit the queued forced text (in one piece, so it tokenizes naturally)."""
+        if self.buffer:
+            text, self.buffer = self.buffer, b""
+            self._commit(self.tokenize(text), forced=True)
+
+    def choose(self, options: Sequence[bytes]) -> int:
+        """Index of the option the model prefers; its text becomes part of the output."""
+        if len(options) == 1:
+            self.literal(options[0])
+            return 0
+        indices = list(range(len(options)))
+        rems = list(options)
+        if self.overflow:
+            indices = [
+                i
+                for i in indices
+                if options[i].startswith(self.overflow) or self.overflow.startswith(options[i])
+            ]
+            if not indices:
+                raise DecodeError(f"internal: no option matches {self.overflow!r}")
+            if len(indices) == 1:
+                self.literal(options[indices[0]])
+                return indices[0]
+            rems = [options[i][len(self.overflow) :] for i in indices]
+            self.overflow = b""
+        else:
+            rems = [options[i] for i in indices]
+        texts = [self.buffer + r for r in rems]
+        self.buffer = b""
+        toks = [self.tokenize(t) for t in texts]
+        cands = list(range(len(indices)))
+        pos = 0
+        while len(cands) > 1:
+            nexts = sorted({toks[c][pos] for c in cands})
+            if len(nexts) == 1:
+                pick = nexts[0]
+                self._commit([pick], forced=True)
+            else:
+                pick = self._pick(self.logits(), np.array(nexts, dtype=np.int32))
+                self._commit([pick], forced=False)
+            cands = [c for c in cands if toks[c][pos] == pick]
+            pos += 1
+        chosen = cands[0]
+        done = b"".join(self.piece(t) for t in toks[chosen][:pos])
+        # The winner's remaining text joins the queue so it tokenizes with what follows.
+        self.buffer = texts[chosen][len(done) :]
+        return indices[chosen]
+
+    def sample_value(self, opening: bytes = b"") -> bytes:
+        """Sample one JSON value under the grammar; returns its text (incl. `opening`)."""
+        self.literal(opening)
+        value = opening
+        if self.overflow:
+            value += self.overflow
+            self.overflow = b""
+        self.flush()
+        while (end := json_value_end(value)) is None:
+            run = self.sample_run()
+            if not run:
+                raise DecodeError("the model ended its turn inside a value")
+            for token in run:
+                value += self.piece(token)
+        self.overflow = value[end:]
+        return value[:end]
+
+    def sample_token(self, banned: Sequence[int] = ()) -> int:
+        """The best token the grammar (if any) allows, greedy or with temperature."""
+        return self._best(self.logits(), banned)
+
+    def sample_run(self, banned: Sequence[int] = ()) -> list[int]:
+        """Sample and commit one token, or several when a prompt-lookup draft is confirmed.
+
+        Values are often copied from the prompt (a resolved date the center wrote there,
+        a city the user said): the tokens that followed the current suffix in the prompt
+        are checked in one forward pass instead of one pass each. Greedy only, so the
+        result is exactly what token-by-token decoding would give.
+        """
+        token = self.sample_token(banned)
+        if self.is_end(token):
+            return []
+        self._commit([token], forced=False)
+        draft = self._draft()
+        if not draft:
+            return [token]
+        run = [token]
+        batch = self.pending + draft
+        rows = self._eval_all(batch)
+        self.stats.drafts += 1
+        base = len(self.pending) - 1
+        self.pending = []
+        kept = base + 1
+        nxt: int | None = None
+        for i, guess in enumerate(draft):
+            best = self._best(rows[base + i], banned)
+            if best != guess or best in banned:
+                nxt = best
+                break
+            self._commit([guess], forced=False, evaluated=True)
+            self.stats.drafted += 1
+            run.append(guess)
+            kept += 1
+        else:
+            nxt = self._best(rows[base + len(draft)], banned)
+        # Rejected draft tokens stay in the KV cache past n_tokens; the next eval drops them.
+        self.llm.n_tokens -= len(batch) - kept
+        self._logits = rows[kept - 1].copy()
+        if nxt is not None and not self.is_end(nxt):
+            self._commit([nxt], forced=False)
+            run.append(nxt)
+        return run
+
+    def _draft(self) -> list[int]:
+        """Tokens that followed the latest occurrence of the current suffix in the prompt."""
+        if self.max_draft <= 0 or len(self.prompt) < 2:
+            return []
+        history = self.generated[-max(_DRAFT_NGRAMS) :]
+        prompt = self.prompt
+        for n in _DRAFT_NGRAMS:
+            if len(history) < n:
+                continue
+            suffix = np.array(history[-n:], dtype=prompt.dtype)
+            windows = np.lib.stride_tricks.sliding_window_view(prompt[:-1], n)
+            hits = np.nonzero((windows == suffix).all(axis=1))[0]
+            if len(hits):
+                start = int(hits[-1]) + n
+                draft = prompt[start : start + self.max_draft].tolist()
+                special = [i for i, t in enumerate(draft) if self.is_special(t)]
+                return draft[: special[0]] if special else draft
+        return []
+
+    def _eval_all(self, tokens: list[int]) -> npt.NDArray[np.float32]:
+        """Run `tokens` as one batch, returning the logits of every position."""
+        self.check_deadline()
+        started = time.perf_counter()
+        llm = self.llm
+        n_past = llm.n_tokens
+        llm._ctx.kv_cache_seq_rm(-1, n_past, -1)
+        llm._batch.set_batch(batch=tokens, n_past=n_past, logits_all=True)
+        llm._ctx.decode(llm._batch)
+        llm.input_ids[n_past : n_past + len(tokens)] = tokens
+        llm.n_tokens = n_past + len(tokens)
+        ptr = llama_cpp.llama_get_logits(llm.ctx)
+        rows = np.ctypeslib.as_array(ptr, shape=(len(tokens), llm.n_vocab())).copy()
+        self.stats.eval_ms += (time.perf_counter() - started) * 1000
+        self.stats.evals += 1
+        self.stats.evaluated += len(tokens)
+        return rows
+
+    def _best(self, logits: npt.NDArray[np.float32], banned: Sequence[int] = ()) -> int:
+        """The best token of `logits` that the grammar (if any) allows."""
+        if banned:
+            logits = logits.copy()
+            logits[list(banned)] = -np.inf
+        if self.temperature <= 0:
+            best = int(np.argmax(logits))
+            if self.grammar is None or self.grammar.allowed(np.array([best], np.int32))[0]:
+                return best
+        top = np.argpartition(-logits, _TOP_K)[:_TOP_K].astype(np.int32)
+        top = top[np.argsort(-logits[top])]
+        if self.grammar is not None:
+            top = top[self.grammar.allowed(top)]
+            if len(top) == 0:  # rare: no top-k token fits; filter the whole vocabulary
+                everything = np.arange(len(logits), dtype=np.int32)
+                top = everything[self.grammar.allowed(everything) & np.isfinite(logits)]
+                if len(top) == 0:
+                    raise DecodeError("internal: the grammar admits no token")
+                top = top[np.argsort(-logits[top])][:_TOP_K]
+        return self._pick(logits, top)
+
+    def _pick(self, logits: npt.NDArray[np.float32], ids: npt.NDArray[np.int32]) -> int:
+        scores = logits[ids].astype(np.float64)
+        if self.temperature <= 0 or len(ids) == 1:
+            return int(ids[int(np.argmax(scores))])
+        scores = (scores - scores.max()) / self.temperature
+        probs = np.exp(scores)
+        probs /= probs.sum()
+        return int(self.rng.choice(ids, p=probs))
+
+    # --- structures ------------------------------------------------------------------------
+    def walk_value(self, schema: dict[str, Any]) -> None:
+        """One value: a choice when its literals are known, else sampled under the grammar."""
+        literals: list[bytes] | None = None
+        if "const" in schema:
+            literals = [json_literal(schema["const"]).encode()]
+        elif isinstance(schema.get("enum"), list) and schema["enum"]:
+            literals = [json_literal(v).encode() for v in schema["enum"]]
+        elif schema.get("type") == "boolean":
+            literals = [b"true", b"false"]
+        if literals is not None and _prefix_free(literals):
+            self.choose(literals)
+        elif is_structured_object(schema):
+            self.walk_object(schema)
+        elif schema.get("type") == "string" and not schema.get("anyOf") and not schema.get("oneOf"):
+            self.sample_value(b'"')
+        else:
+            self.sample_value()
+
+    def walk_object(self, schema: dict[str, Any]) -> None:
+        """Keys in schema order (as the grammar has them): required forced, optional chosen."""
+        props = ordered_properties(schema)
+        self.literal(b"{")
+        i, first = 0, True
+        while True:
+            options: list[bytes] = []
+            targets: list[int | None] = []
+            for j in range(i, len(props)):
+                key = json.dumps(props[j][0], ensure_ascii=False) + ": "
+                options.append(((", " if not first else "") + key).encode())
+                targets.append(j)
+                if props[j][2]:
+                    break
+            else:
+                options.append(b"}")
+                targets.append(None)
+            target = targets[self.choose(options)]
+            if target is None:
+                return
+            self.walk_value(props[target][1])
+            i, first = target + 1, False
+
+    def tool_call(self, tools: list[dict[str, Any]], grammar: GrammarSampler) -> str:
+        """One call inside the grammar: returns its JSON text (`{"name": .., "arguments": ..}`)."""
+        self.flush()
+        self.grammar = grammar
+        grammar.reset()
+        mark = len(self.generated)
+        self.literal(name_prefix().encode())
+        options = [name_option(tool_name(t)).encode() for t in tools]
+        chosen = self.choose(options)
+        self.walk_object(arguments_schema(tools[chosen]))
+        self.literal(b"}\n")
+        self.flush()
+        self.grammar = None
+        if self.overflow:
+            raise DecodeError(f"internal: text after the call: {self.overflow!r}")
+        return b"".join(self.piece(t) for t in self.generated[mark:]).decode("utf-8")
+
+    def text(
+        self, banned: Sequence[int], stop: Callable[[int], bool], first: int | None = None
+    ) -> tuple[str, bool]:
+        """Free text until an end-of-turn token; returns (text, truncated by max_tokens).
+
+        `first`: the first token when the caller already chose it from the same logits.
+        """
+        out = b""
+        while True:
+            token, first = (first, None) if first is not None else (self.sample_token(banned), None)
+            if stop(token):
+                return out.decode("utf-8", errors="replace"), False
+            if len(self.generated) >= self.max_tokens:
+                return out.decode("utf-8", errors="replace"), True
+            self._commit([token], forced=False)
+            out += self.piece(token)
+            if self.grammar is not None and json_value_end(out) is not None:
+                # A response_schema value is complete: nothing after it may follow.
+                return out.decode("utf-8", errors="replace"), False
+
+
+def read_last_logits(llm: llama_cpp.Llama) -> npt.NDArray[np.float32]:
+    """A copy of the logits of the last evaluated position."""
+    ptr = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
+    return np.ctypeslib.as_array(ptr, shape=(llm.n_vocab(),)).copy()

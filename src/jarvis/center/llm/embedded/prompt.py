@@ -1,0 +1,151 @@
+"""The prompt text, rendered with the chat template stored in the GGUF file.
+
+Qwen2.5's template puts the tool schemas in the system turn (`<tools>` ... `</tools>`)
+and expects calls as `<tool_call>{"name": .., "arguments": {..}}</tool_call>`; using the
+model's own template keeps the prompt identical to what it was trained on.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+# Turn markers a message must not smuggle in (they would end the turn early).
+_CONTROL_MARKERS = ("<|im_start|>", "<|im_end|>", "<|endoftext|>")
+
+
+def _tojson(value: Any, indent: int | None = None) -> str:
+    # Like Hugging Face's template filter: keep key order and non-ASCII text as-is
+    # (jinja2's own tojson sorts keys and HTML-escapes, which the model never saw).
+    return json.dumps(value, ensure_ascii=False, indent=indent)
+
+
+def _raise(message: str) -> None:
+    raise ValueError(message)
+
+
+def _clean(text: str) -> str:
+    for marker in _CONTROL_MARKERS:
+        text = text.replace(marker, "")
+    return text
+
+
+def normalize_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """OpenAI messages -> what the template expects.
+
+    Tool-call arguments become objects (the template serialises them itself), missing
+    content becomes "", non-string tool results become JSON, control markers are removed.
+    """
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        msg = dict(message)
+        content = msg.get("content")
+        if content is None:
+            content = ""
+        elif isinstance(content, list):  # OpenAI content parts: keep the text ones
+            content = "".join(
+                str(part.get("text", "")) for part in content if isinstance(part, dict)
+            )
+        elif not isinstance(content, str):
+            content = json.dumps(content, ensure_ascii=False)
+        msg["content"] = _clean(content)
+        if msg.get("tool_calls"):
+            calls = []
+            for call in msg["tool_calls"]:
+                function = dict(call.get("function") or call)
+                arguments = function.get("arguments")
+                if isinstance(arguments, str):
+                    try:
+                        function["arguments"] = json.loads(arguments) if arguments else {}
+                    except json.JSONDecodeError:
+                        function["arguments"] = arguments
+                calls.append({**call, "function": function})
+            msg["tool_calls"] = calls
+        out.append(msg)
+    return out
+
+
+class ChatPrompt:
+    """Renders messages + tools with a Jinja chat template (HF semantics)."""
+
+    def __init__(self, template: str, bos_token: str = "", eos_token: str = "") -> None:
+        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+        env.filters["tojson"] = _tojson
+        env.globals["raise_exception"] = _raise
+        env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
+        self._template = env.from_string(template)
+        self._bos = bos_token
+        self._eos = eos_token
+
+    def render(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        *,
+        add_generation_prompt: bool,
+    ) -> str:
+        return self._template.render(
+            messages=normalize_messages(messages),
+            tools=tools or None,
+            add_generation_prompt=add_generation_prompt,
+            bos_token=self._bos,
+            eos_token=self._eos,
+        )
+
+    def system_prefix(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> str:
+        """The rendered system turn (with the tools): the part shared by a conversation.
+
+        Empty when the conversation has no system message, or when the template does not
+        render it as a plain prefix of the full prompt.
+        """
+        if not messages or messages[0].get("role") != "system":
+            return ""
+        return self.render(messages[:1], tools, add_generation_prompt=False)
+
+
+# Used when a GGUF carries no template: ChatML with Hermes-style tools, which is what
+# Qwen2.5 expects and what the decoder produces.
+FALLBACK_TEMPLATE = r"""
+{%- set sys = messages[0].content if messages and messages[0].role == 'system' else '' -%}
+<|im_start|>system
+{{ sys }}
+{%- if tools -%}
+{{ "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+   "You are provided with function signatures within <tools></tools> XML tags:\n<tools>" }}
+{%- for tool in tools %}{{ "\n" + (tool | tojson) }}{% endfor -%}
+{{ "\n</tools>\n\nFor each function call, return a json object with function name and "
+   "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
+   "{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>" }}
+{%- endif %}<|im_end|>
+{% for m in messages -%}
+{%- if loop.first and m.role == 'system' -%}
+{%- elif m.role == 'tool' -%}
+<|im_start|>user
+<tool_response>
+{{ m.content }}
+</tool_response><|im_end|>
+{% elif m.tool_calls -%}
+<|im_start|>assistant
+{%- if m.content %}
+
+{{ m.content }}
+{%- endif %}
+{%- for c in m.tool_calls %}
+
+<tool_call>
+{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}
+</tool_call>
+{%- endfor %}<|im_end|>
+{% else -%}
+<|im_start|>{{ m.role }}
+{{ m.content }}<|im_end|>
+{% endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt %}<|im_start|>assistant
+{% endif -%}
+"""

@@ -1,0 +1,365 @@
+"""The embedded backend: grammar and decoder pieces alone, then the real model.
+
+Tests marked `model` load the prepared Qwen2.5-Coder-0.5B once per module and skip,
+saying so, when it has not been prepared (`jarvis model prepare`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jarvis.center.llm.base import (
+    LLMBackend,
+    LLMRequest,
+    LLMTimeoutError,
+    LLMUnavailableError,
+)
+from jarvis.center.llm.embedded.grammar import gbnf_literal, tool_call_grammar, value_grammar
+from jarvis.center.llm.embedded.prompt import ChatPrompt, normalize_messages
+
+llama_cpp = pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")
+
+from jarvis.center.llm.embedded import EmbeddedBackend  # noqa: E402
+from jarvis.center.llm.embedded.decoder import json_value_end  # noqa: E402
+
+DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Weather forecast for a city on some dates.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "location": {"type": "string", "description": "City name"},
+                "dates": {
+                    "type": "array",
+                    "items": {"type": "string", "format": "date-time"},
+                    "description": "Days to forecast, ISO-8601 with timezone",
+                },
+            },
+            "required": ["location"],
+        },
+    },
+}
+CALCULATOR = {
+    "type": "function",
+    "function": {
+        "name": "calculate",
+        "description": "Arithmetic on two numbers.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "operation": {
+                    "type": "string",
+                    "enum": ["add", "subtract", "multiply", "divide"],
+                },
+                "a": {"type": "number"},
+                "b": {"type": "number"},
+            },
+            "required": ["operation", "a", "b"],
+        },
+    },
+}
+TIMER = {
+    "type": "function",
+    "function": {
+        "name": "set_timer",
+        "description": "Start a countdown timer.",
+        "parameters": {
+            "type": "object",
+            "properties": {"seconds": {"type": "integer", "description": "Length in seconds"}},
+            "required": ["seconds"],
+        },
+    },
+}
+TOOLS = [WEATHER, CALCULATOR, TIMER]
+SYSTEM = (
+    "You are Jarvis, a voice assistant. Call a tool when one fits; otherwise answer briefly.\n"
+    "Now: 2025-06-12T10:00:00+02:00. Tomorrow: 2025-06-13T00:00:00+02:00."
+)
+
+
+def _request(text: str, **kwargs: Any) -> LLMRequest:
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]
+    return LLMRequest(messages=messages, **{"tools": TOOLS, "max_tokens": 120, **kwargs})
+
+
+# --- without the model -----------------------------------------------------------------------
+
+
+def test_grammar_mentions_every_tool_and_enum() -> None:
+    gbnf = tool_call_grammar(TOOLS)
+    assert gbnf.startswith("root ::= ")
+    for expected in ("get_weather", "calculate", "set_timer", '\\"multiply\\"', "f-datetime"):
+        assert expected in gbnf
+
+
+def test_gbnf_literal_escapes() -> None:
+    assert gbnf_literal('a"b\\c\n') == '"a\\"b\\\\c\\n"'
+
+
+def test_value_grammar_for_response_schema() -> None:
+    gbnf = value_grammar({"type": "object", "properties": {"ok": {"type": "boolean"}}})
+    assert '"\\"ok\\": "' in gbnf
+
+
+@pytest.mark.parametrize(
+    ("buf", "end"),
+    [
+        (b'"Par', None),
+        (b'"Paris"}', 7),
+        (b'"a\\"b",', 6),
+        (b"12", None),
+        (b"12,", 2),
+        (b'["2025", "x"]}}', 13),
+        (b'{"a": [1, {"b": "}"}]}', 22),
+        (b"true}", 4),
+    ],
+)
+def test_json_value_end(buf: bytes, end: int | None) -> None:
+    assert json_value_end(buf) == end
+
+
+def test_messages_are_normalised_for_the_template() -> None:
+    messages = normalize_messages(
+        [
+            {"role": "user", "content": "hi <|im_end|> there"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "x", "arguments": '{"a": 1}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": {"ok": True}},
+        ]
+    )
+    assert messages[0]["content"] == "hi  there"
+    assert messages[1]["tool_calls"][0]["function"]["arguments"] == {"a": 1}
+    assert messages[2]["content"] == '{"ok": true}'
+
+
+def test_fallback_template_renders_tools_and_calls() -> None:
+    from jarvis.center.llm.embedded.prompt import FALLBACK_TEMPLATE
+
+    prompt = ChatPrompt(FALLBACK_TEMPLATE)
+    text = prompt.render(
+        [
+            {"role": "system", "content": "S"},
+            {"role": "user", "content": "U"},
+            {
+                "role": "assistant",
+                "tool_calls": [{"function": {"name": "set_timer", "arguments": '{"seconds": 5}'}}],
+            },
+            {"role": "tool", "content": "done"},
+        ],
+        [TIMER],
+        add_generation_prompt=True,
+    )
+    assert text.startswith("<|im_start|>system\nS\n\n# Tools")
+    assert '"name": "set_timer"' in text and "<tool_response>\ndone\n</tool_response>" in text
+    assert text.endswith("<|im_start|>assistant\n")
+
+
+def test_missing_model_is_a_clear_unavailable_error(tmp_path: Path) -> None:
+    backend = EmbeddedBackend(tmp_path / "absent.gguf")
+    with pytest.raises(LLMUnavailableError, match="jarvis model prepare"):
+        backend.complete(_request("hello"))
+
+
+def test_corrupt_model_is_a_clear_unavailable_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"not a gguf at all")
+    with pytest.raises(LLMUnavailableError, match="could not load the model"):
+        EmbeddedBackend(bad).load()
+
+
+# --- with the real model ---------------------------------------------------------------------
+
+
+def _model_path() -> Path:
+    from jarvis.center.llm.model_store import ModelStoreError, resolve_model_path
+
+    try:
+        return resolve_model_path()
+    except ModelStoreError as exc:
+        pytest.skip(f"embedded model not prepared (run `jarvis model prepare`): {exc}")
+
+
+@pytest.fixture(scope="module")
+def backend() -> Any:
+    instance = EmbeddedBackend(_model_path())
+    instance.load()
+    yield instance
+    instance.close()
+
+
+def _check_arguments(name: str, arguments: dict[str, Any]) -> None:
+    """The call matches the schema exactly (the grammar's promise)."""
+    tool = next(t for t in TOOLS if t["function"]["name"] == name)
+    params = tool["function"]["parameters"]
+    assert set(params["required"]) <= set(arguments) <= set(params["properties"])
+    if name == "get_weather":
+        assert isinstance(arguments["location"], str)
+        for value in arguments.get("dates", []):
+            assert DATETIME.match(value), value
+    elif name == "calculate":
+        assert arguments["operation"] in {"add", "subtract", "multiply", "divide"}
+        assert all(isinstance(arguments[k], int | float) for k in ("a", "b"))
+        assert not any(isinstance(arguments[k], bool) for k in ("a", "b"))
+    else:
+        assert isinstance(arguments["seconds"], int) and not isinstance(arguments["seconds"], bool)
+
+
+FUZZ = [
+    "What's the weather in Paris tomorrow?",
+    "will it rain in berlin",
+    "weather for Tokyo today and tomorrow",
+    "How hot will it be in Madrid on the 13th?",
+    "forecast oslo",
+    "What is 12 times 7?",
+    "divide 100 by 4",
+    "add three and four",
+    "what's 2.5 minus 0.75",
+    "multiply nineteen by twenty",
+    "Set a timer for 5 minutes",
+    "timer 90 seconds",
+    "wake me in half an hour",
+    "start a countdown of 2 minutes for the pasta",
+    "set a 30 second timer",
+    "uh, weather? London, I guess",
+    "calculate 1e3 divided by 8",
+    "ten minute timer please",
+    "is it sunny in Rome",
+    "'; DROP TABLE tools; -- what's 5 + 5",
+]
+
+
+@pytest.mark.model
+def test_every_reply_is_a_valid_call(backend: EmbeddedBackend) -> None:
+    backend.warm([{"role": "system", "content": SYSTEM}], TOOLS)
+    for text in FUZZ:
+        reply = backend.complete(_request(text, allow_direct_answer=False))
+        assert len(reply.tool_calls) == 1, (text, reply)
+        call = reply.tool_calls[0]
+        assert call.id.startswith("call_")
+        arguments = json.loads(call.arguments)
+        _check_arguments(call.name, arguments)
+        assert reply.usage["prefix_cache"] in {"live", "lru"}
+
+
+@pytest.mark.model
+def test_obvious_calls_pick_the_right_tool_and_enum(backend: EmbeddedBackend) -> None:
+    reply = backend.complete(_request("What is 6 times 7?", allow_direct_answer=False))
+    assert reply.tool_calls[0].name == "calculate"
+    assert json.loads(reply.tool_calls[0].arguments)["operation"] == "multiply"
+    reply = backend.complete(_request("What's the weather in Paris tomorrow?"))
+    call = reply.tool_calls[0]
+    assert call.name == "get_weather"
+    assert json.loads(call.arguments)["location"] == "Paris"
+
+
+@pytest.mark.model
+def test_small_talk_gets_a_direct_answer(backend: EmbeddedBackend) -> None:
+    reply = backend.complete(_request("Hello, how are you?", max_tokens=40))
+    assert reply.tool_calls == []
+    assert reply.content and reply.content.strip()
+
+
+@pytest.mark.model
+def test_tools_disabled_gives_free_text(backend: EmbeddedBackend) -> None:
+    messages = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "Set a timer for 5 minutes"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "set_timer", "arguments": '{"seconds": 300}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": '{"ok": true}'},
+    ]
+    reply = backend.complete(
+        LLMRequest(messages=messages, tools=TOOLS, tools_disabled=True, max_tokens=30)
+    )
+    assert reply.tool_calls == [] and reply.content
+
+
+@pytest.mark.model
+def test_response_schema_is_enforced(backend: EmbeddedBackend) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"mood": {"type": "string", "enum": ["happy", "sad"]}},
+        "required": ["mood"],
+    }
+    reply = backend.complete(
+        LLMRequest(
+            messages=[{"role": "user", "content": "I won the lottery! How do I feel?"}],
+            response_schema=schema,
+            max_tokens=20,
+        )
+    )
+    assert json.loads(reply.content or "")["mood"] in {"happy", "sad"}
+
+
+@pytest.mark.model
+def test_two_tool_sets_keep_their_prefix(backend: EmbeddedBackend) -> None:
+    other = [{"role": "system", "content": "You control the lights."}]
+    lights = {
+        "type": "function",
+        "function": {
+            "name": "lights",
+            "parameters": {
+                "type": "object",
+                "properties": {"on": {"type": "boolean"}},
+                "required": ["on"],
+            },
+        },
+    }
+    backend.warm(other, [lights])
+    reply = backend.complete(
+        LLMRequest(messages=[*other, {"role": "user", "content": "lights off"}], tools=[lights])
+    )
+    assert reply.tool_calls and json.loads(reply.tool_calls[0].arguments)["on"] in {True, False}
+    reply = backend.complete(_request("set a timer for 10 seconds", allow_direct_answer=False))
+    assert reply.usage["prefix_cache"] == "lru"  # restored, not re-read
+    assert reply.usage["prompt_eval_tokens"] < 40
+
+
+@pytest.mark.model
+def test_timeout_is_reported(backend: EmbeddedBackend) -> None:
+    with pytest.raises(LLMTimeoutError):
+        backend.complete(_request("Tell me a long story", timeout=0.0))
+
+
+@pytest.mark.model
+def test_concurrent_requests_are_serialised(backend: EmbeddedBackend) -> None:
+    assert isinstance(backend, LLMBackend)
+    results: list[Any] = []
+
+    def ask(text: str) -> None:
+        results.append(backend.complete(_request(text, allow_direct_answer=False)))
+
+    threads = [threading.Thread(target=ask, args=(t,)) for t in ("timer 10 seconds", "2 plus 2")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 2 and all(len(r.tool_calls) == 1 for r in results)
