@@ -2,8 +2,77 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import typer
+
+from jarvis.center.settings import SettingsError, load_settings
+
+
+def serve(
+    host: str | None = typer.Option(None, "--host", help="Address to listen on [127.0.0.1]."),
+    port: int | None = typer.Option(None, "--port", help="Port to listen on [7700]."),
+    data_dir: Path | None = typer.Option(None, "--data-dir", help="Data folder (db, config)."),
+    database_url: str | None = typer.Option(
+        None, "--database-url", help="SQLAlchemy URL [sqlite:///<data_dir>/center.db]."
+    ),
+    llm_backend: str | None = typer.Option(
+        None, "--llm-backend", help="embedded, openai or scripted [embedded]."
+    ),
+    llm_base_url: str | None = typer.Option(
+        None, "--llm-base-url", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1."
+    ),
+    llm_model: str | None = typer.Option(None, "--llm-model", help="Model name for the backend."),
+    llm_script: Path | None = typer.Option(
+        None, "--llm-script", help="JSON list of replies for the scripted backend."
+    ),
+    max_retries: int | None = typer.Option(None, "--max-retries", help="Validation retries [2]."),
+    log_level: str | None = typer.Option(None, "--log-level", help="uvicorn log level [info]."),
+    show_settings: bool = typer.Option(
+        False, "--show-settings", help="Print the effective settings (no secrets) and exit."
+    ),
+) -> None:
+    """Run the command center (HTTP API for nodes)."""
+    try:
+        settings = load_settings(
+            {
+                "host": host,
+                "port": port,
+                "data_dir": data_dir,
+                "database_url": database_url,
+                "llm_backend": llm_backend,
+                "llm_base_url": llm_base_url,
+                "llm_model": llm_model,
+                "llm_script": llm_script,
+                "max_retries": max_retries,
+                "log_level": log_level,
+            }
+        )
+    except SettingsError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    if show_settings:
+        typer.echo(json.dumps(settings.redacted(), indent=2))
+        return
+
+    import uvicorn
+
+    from jarvis.center.app import create_app
+    from jarvis.center.llm import BackendConfigError
+
+    try:
+        app = create_app(settings)
+    except BackendConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    typer.echo(
+        f"Jarvis center on http://{settings.host}:{settings.port} "
+        f"(LLM: {settings.llm_backend}, database: {settings.redacted()['database_url']})"
+    )
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
 
 
 def register(app: typer.Typer) -> None:
     """Add this part's commands to the main app."""
+    app.command("serve")(serve)

@@ -1,0 +1,175 @@
+"""The command center's HTTP API (FastAPI): thin routes over the engine."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+
+from jarvis.center.engine import (
+    BadRequestError,
+    ConflictError,
+    ConversationNotFoundError,
+    Engine,
+    EngineConfig,
+    MalformedRequestError,
+)
+from jarvis.center.limits import BodySizeLimit
+from jarvis.center.llm import create_backend
+from jarvis.center.llm.base import LLMBackend
+from jarvis.center.settings import CenterSettings, load_settings
+from jarvis.center.store import Store
+from jarvis.protocol import (
+    API_PREFIX,
+    ContinueRequest,
+    ConversationStartRequest,
+    ConversationStartResponse,
+    ErrorResponse,
+    ToolCallingResponse,
+    VoiceCommandRequest,
+)
+
+__all__ = ["create_app"]
+
+log = logging.getLogger(__name__)
+
+WORKER_THREADS = 32
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorResponse, "description": "The request does not fit the conversation"},
+    404: {"model": ErrorResponse, "description": "Unknown conversation"},
+    409: {"model": ErrorResponse, "description": "Changed by a concurrent request"},
+    413: {"model": ErrorResponse, "description": "Body too large"},
+    422: {"model": ErrorResponse, "description": "Malformed body"},
+}
+
+
+def _json(model: Any, status: int = 200) -> Response:
+    return Response(model.model_dump_json(), status_code=status, media_type="application/json")
+
+
+def _error(status: int, message: str, detail: Any = None) -> JSONResponse:
+    body = ErrorResponse(error=message, detail=detail).model_dump()
+    return JSONResponse(body, status_code=status)
+
+
+def _field(loc: tuple[Any, ...] | list[Any]) -> str:
+    parts = [str(p) for p in loc if p != "body"]
+    return ".".join(parts) or "body"
+
+
+def create_app(
+    settings: CenterSettings | None = None, backend: LLMBackend | None = None
+) -> FastAPI:
+    """Build the center: store (migrated), backend, engine, routes."""
+    settings = settings or load_settings()
+    owns_backend = backend is None
+    backend = backend or create_backend(settings)
+    store = Store(settings.resolved_database_url(), durable_commits=settings.durable_commits)
+    engine = Engine(
+        store,
+        backend,
+        EngineConfig(
+            max_retries=settings.max_retries,
+            max_tool_loops=settings.max_tool_loops,
+            direct_tool_message=settings.direct_tool_message,
+            history_messages=settings.history_messages,
+            llm_timeout=settings.llm_timeout,
+            llm_max_tokens=settings.llm_max_tokens,
+        ),
+    )
+
+    # Engine calls block (LLM, database): they run on these threads, never on the event loop.
+    # A plain executor: cheaper per call than anyio's thread pool.
+    workers = ThreadPoolExecutor(max_workers=WORKER_THREADS, thread_name_prefix="center")
+
+    async def off_loop(function: Callable[[Any], Any], body: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(workers, function, body)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        workers.shutdown(wait=True)
+        store.close()
+        close = getattr(backend, "close", None)
+        if owns_backend and callable(close):
+            close()
+
+    app = FastAPI(
+        lifespan=lifespan,
+        title="Jarvis command center",
+        version="0",
+        description="Conversation API between Jarvis nodes and the command center.",
+    )
+    app.state.settings = settings
+    app.state.store = store
+    app.state.engine = engine
+    app.state.backend = backend
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        problems = [f"{_field(e.get('loc', ()))}: {e.get('msg', 'invalid')}" for e in errors]
+        detail = [
+            {"field": _field(e.get("loc", ())), "message": e.get("msg"), "type": e.get("type")}
+            for e in errors
+        ]
+        return _error(422, "invalid request: " + "; ".join(problems), detail)
+
+    @app.exception_handler(ConversationNotFoundError)
+    async def _not_found(_request: Request, exc: ConversationNotFoundError) -> JSONResponse:
+        return _error(404, str(exc), {"conversation_id": exc.conversation_id})
+
+    @app.exception_handler(MalformedRequestError)
+    async def _malformed(_request: Request, exc: MalformedRequestError) -> JSONResponse:
+        return _error(422, f"invalid request: {exc}", [{"field": exc.field, "message": str(exc)}])
+
+    @app.exception_handler(BadRequestError)
+    async def _bad(_request: Request, exc: BadRequestError) -> JSONResponse:
+        return _error(400, str(exc))
+
+    @app.exception_handler(ConflictError)
+    async def _conflict(_request: Request, exc: ConflictError) -> JSONResponse:
+        return _error(409, str(exc))
+
+    @app.get("/health")
+    async def health() -> dict[str, Any]:
+        return {
+            "status": "ok",
+            "llm_backend": getattr(backend, "name", type(backend).__name__),
+            "database": store.dialect,
+        }
+
+    @app.post(
+        f"{API_PREFIX}/conversation/start",
+        response_model=ConversationStartResponse,
+        responses=_ERRORS,
+    )
+    async def start(body: ConversationStartRequest) -> Response:
+        """Register the node's tools for a conversation (again: replace them, keep history)."""
+        await off_loop(engine.start, body)
+        return _json(ConversationStartResponse(conversation_id=body.conversation_id))
+
+    @app.post(f"{API_PREFIX}/voice/command", response_model=ToolCallingResponse, responses=_ERRORS)
+    async def voice_command(body: VoiceCommandRequest) -> Response:
+        """A new utterance; answers with tool calls, a question, or the spoken reply."""
+        return _json(await off_loop(engine.command, body))
+
+    @app.post(
+        f"{API_PREFIX}/voice/command/continue",
+        response_model=ToolCallingResponse,
+        responses=_ERRORS,
+    )
+    async def voice_continue(body: ContinueRequest) -> Response:
+        """Tool results or the user's answer to a clarification question."""
+        return _json(await off_loop(engine.continue_, body))
+
+    return app

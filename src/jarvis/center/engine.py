@@ -1,0 +1,670 @@
+"""The tool-calling engine: conversation turns in, stop reasons out. No web framework here.
+
+One request is one `_Turn`: it reads the conversation, talks to the LLM (running server
+tools and validation retries in between), and writes the new messages, the new pending
+state and a trace in one store transaction before the response goes back.
+
+Pending states kept with the conversation:
+- `{"kind": "tool_calls", "calls": [{"id", "name"}], "node_failures": n}`: the node runs
+  these and sends their results;
+- `{"kind": "validation", "question", "parameter_name", "options", "tool_call_id",
+  "node_failures": n}`: the user is asked, the answer comes back as `validation_response`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from jarvis.center.llm.base import (
+    LLMBackend,
+    LLMBadResponseError,
+    LLMError,
+    LLMReply,
+    LLMRequest,
+    LLMTimeoutError,
+    LLMToolCall,
+    LLMUnavailableError,
+)
+from jarvis.center.prompt import context_message, system_prompt
+from jarvis.center.server_tools import ASK_USER, SERVER_TOOL_NAMES, SERVER_TOOLS, run_server_tool
+from jarvis.center.store import ConcurrentUpdateError, ConversationRecord, Store, TurnWrite
+from jarvis.center.toolspec import ToolCatalog, build_catalog, catalog_for
+from jarvis.center.validation import CallProblem, check_call, retry_message
+from jarvis.protocol import (
+    ContinueRequest,
+    ConversationStartRequest,
+    RequestInformationModel,
+    ToolCall,
+    ToolCallFunction,
+    ToolCallingResponse,
+    ToolResult,
+    ValidationRequest,
+    VoiceCommandRequest,
+)
+
+__all__ = [
+    "BadRequestError",
+    "ConflictError",
+    "ConversationNotFoundError",
+    "Engine",
+    "EngineConfig",
+    "MalformedRequestError",
+]
+
+log = logging.getLogger(__name__)
+
+# Longest tool result (JSON text) put into the prompt; a small model has a small context.
+MAX_TOOL_CONTENT = 8_000
+
+LLM_ERROR_MESSAGES: dict[type[LLMError], str] = {
+    LLMTimeoutError: "The language model took too long to answer. Please try again.",
+    LLMUnavailableError: (
+        "I couldn't reach the language model. Please check that it is running and try again."
+    ),
+    LLMBadResponseError: (
+        "The language model gave an answer I couldn't understand. Please try again."
+    ),
+}
+LLM_ERROR_DEFAULT = "I couldn't reach the language model, so I can't answer that right now."
+
+
+class ConversationNotFoundError(LookupError):
+    """The conversation id was never started on this center (or its database)."""
+
+    def __init__(self, conversation_id: str) -> None:
+        super().__init__(
+            f"unknown conversation '{conversation_id}': call /api/v0/conversation/start first"
+        )
+        self.conversation_id = conversation_id
+
+
+class BadRequestError(ValueError):
+    """The request does not fit the conversation's state (e.g. unknown tool_call_ids)."""
+
+
+class MalformedRequestError(BadRequestError):
+    """The body is well-formed JSON but its content is unusable; `field` names the culprit."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(f"{field_name}: {message}")
+        self.field = field_name
+
+
+class ConflictError(RuntimeError):
+    """Two requests changed the same conversation at once; the later one must retry."""
+
+
+@dataclass
+class EngineConfig:
+    max_retries: int = 2
+    max_tool_loops: int = 4
+    direct_tool_message: bool = True
+    history_messages: int = 40
+    llm_timeout: float = 60.0
+    llm_max_tokens: int = 512
+
+
+class _LLMFailed(Exception):
+    def __init__(self, error: LLMError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+@dataclass
+class _Turn:
+    """The working state of one request."""
+
+    record: ConversationRecord
+    endpoint: str
+    voice_command: str
+    catalog: ToolCatalog
+    now: datetime
+    started: float
+    new_messages: list[dict[str, Any]] = field(default_factory=list)
+    # Failed attempts and retry instructions: shown to the LLM in this request only.
+    scratch: list[dict[str, Any]] = field(default_factory=list)
+    history: list[dict[str, Any]] | None = None
+    node_context: dict[str, Any] | None = None
+    node_failures: int = 0
+    trace: dict[str, Any] = field(
+        default_factory=lambda: {"llm_calls": [], "retries": [], "server_tools": [],
+                                 "tool_calls": [], "tool_results": [], "stages_ms": {}}
+    )
+
+    def stage(self, name: str, since: float) -> float:
+        now = time.perf_counter()
+        stages = self.trace["stages_ms"]
+        stages[name] = round(stages.get(name, 0.0) + (now - since) * 1000, 3)
+        return now
+
+
+def _new_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:16]}"
+
+
+def _assistant_tool_message(calls: list[LLMToolCall], content: str | None) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in calls
+        ],
+    }
+
+
+def _tool_message(call_id: str, name: str, payload: Any) -> dict[str, Any]:
+    content = json.dumps(payload, ensure_ascii=False, default=str)
+    if len(content) > MAX_TOOL_CONTENT:
+        content = content[:MAX_TOOL_CONTENT] + " ...(truncated)"
+    return {"role": "tool", "tool_call_id": call_id, "name": name, "content": content}
+
+
+def _unique_ids(calls: list[LLMToolCall]) -> list[LLMToolCall]:
+    """Give every call a distinct, non-empty id (some servers repeat or omit them)."""
+    seen: set[str] = set()
+    out = []
+    for call in calls:
+        call_id = call.id if call.id and call.id not in seen else _new_call_id()
+        seen.add(call_id)
+        out.append(LLMToolCall(call_id, call.name, call.arguments or "{}"))
+    return out
+
+
+def _parameter_question(problem: CallProblem) -> str:
+    words = (problem.param or "value").replace("_", " ")
+    question = f"What {words} should I use for {problem.tool_name.replace('_', ' ')}?"
+    if problem.valid_values:
+        question += " You can say " + ", ".join(problem.valid_values[:8]) + "."
+    return question
+
+
+class Engine:
+    """Runs conversations against an LLM backend and a store."""
+
+    def __init__(
+        self,
+        store: Store,
+        backend: LLMBackend,
+        config: EngineConfig | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.store = store
+        self.backend = backend
+        self.config = config or EngineConfig()
+        self._clock = clock or (lambda: datetime.now(UTC))
+
+    # --- endpoints --------------------------------------------------------------------
+    def start(self, request: ConversationStartRequest) -> bool:
+        """Register (or replace) a conversation's tools; True when it is new."""
+        commands = (
+            [c.model_dump() for c in request.available_commands]
+            if request.available_commands is not None
+            else None
+        )
+        try:
+            catalog = build_catalog(request.client_tools, commands)
+        except (ValueError, KeyError, TypeError) as exc:
+            field_name = "available_commands" if commands else "client_tools"
+            raise MalformedRequestError(field_name, f"invalid tools: {exc}") from exc
+        clashing = sorted(set(catalog.tools) & SERVER_TOOL_NAMES)
+        if clashing:
+            raise MalformedRequestError(
+                "client_tools",
+                f"tool name(s) {', '.join(clashing)} are reserved for the center's own tools",
+            )
+        return self.store.start(
+            request.conversation_id,
+            request.node_context.model_dump(),
+            request.client_tools,
+            commands,
+        )
+
+    def command(self, request: VoiceCommandRequest) -> ToolCallingResponse:
+        """A new utterance in a conversation."""
+        turn = self._begin(request.conversation_id, "command", request.voice_command)
+        if request.node_context is not None:
+            turn.node_context = request.node_context.model_dump()
+        self._abandon_pending(turn)
+        turn.new_messages.append({"role": "user", "content": request.voice_command})
+        return self._finish(turn, lambda: self._infer(turn))
+
+    def continue_(self, request: ContinueRequest) -> ToolCallingResponse:
+        """Tool results from the node, or the user's answer to a clarification question."""
+        record = self._load(request.conversation_id)
+        turn = self._begin_from(record, "continue", record.voice_command)
+        pending = record.pending or {}
+        if pending.get("kind") == "validation" and request.tool_results:
+            raise BadRequestError("the conversation waits for the user's validation_response")
+        if request.tool_results and request.validation_response is not None:
+            raise MalformedRequestError(
+                "tool_results", "send either tool_results or validation_response, not both"
+            )
+        if request.tool_results:
+            self._accept_results(turn, pending, request.tool_results)
+            return self._finish(turn, lambda: self._after_results(turn, request.tool_results))
+        if request.validation_response is not None:
+            answer = request.validation_response.strip()
+            if not answer:
+                raise MalformedRequestError("validation_response", "must not be empty")
+            # The user's answer is new information: the node's failure count starts again.
+            self._abandon_pending(turn)
+            turn.new_messages.append({"role": "user", "content": answer})
+            turn.trace["validation_response"] = answer
+            return self._finish(turn, lambda: self._infer(turn))
+        raise MalformedRequestError(
+            "tool_results", "send tool_results or validation_response (neither was given)"
+        )
+
+    # --- request plumbing -------------------------------------------------------------
+    def _load(self, conversation_id: str) -> ConversationRecord:
+        record = self.store.load(conversation_id)
+        if record is None:
+            raise ConversationNotFoundError(conversation_id)
+        return record
+
+    def _begin(self, conversation_id: str, endpoint: str, voice_command: str) -> _Turn:
+        return self._begin_from(self._load(conversation_id), endpoint, voice_command)
+
+    def _begin_from(self, record: ConversationRecord, endpoint: str, voice_command: str) -> _Turn:
+        started = time.perf_counter()
+        try:
+            catalog = catalog_for(record.tools_key, record.client_tools, record.available_commands)
+        except (ValueError, KeyError, TypeError) as exc:  # stored by an older, laxer center
+            raise BadRequestError(f"the conversation's tools are invalid: {exc}") from exc
+        return _Turn(record, endpoint, voice_command, catalog, self._clock(), started)
+
+    def _finish(
+        self, turn: _Turn, body: Callable[[], tuple[ToolCallingResponse, dict[str, Any] | None]]
+    ) -> ToolCallingResponse:
+        try:
+            response, pending = body()
+            update = True
+        except _LLMFailed as failed:
+            # The conversation stays exactly as it was, so the same request can be retried.
+            error = failed.error
+            message = next(
+                (m for cls, m in LLM_ERROR_MESSAGES.items() if isinstance(error, cls)),
+                LLM_ERROR_DEFAULT,
+            )
+            turn.trace["error"] = f"{type(error).__name__}: {error}"
+            response, pending, update = self._response(turn, "error", message), None, False
+        write = TurnWrite(
+            endpoint=turn.endpoint,
+            new_messages=turn.new_messages,
+            pending=pending,
+            voice_command=turn.voice_command if turn.endpoint == "command" else None,
+            node_context=turn.node_context,
+            stop_reason=response.stop_reason,
+            duration_ms=round((time.perf_counter() - turn.started) * 1000, 3),
+            trace=turn.trace,
+            update_conversation=update,
+        )
+        try:
+            self.store.commit(turn.record, write)
+        except ConcurrentUpdateError as exc:
+            raise ConflictError(
+                f"conversation '{turn.record.id}' was changed by another request; "
+                "send this request again"
+            ) from exc
+        return response
+
+    def _response(
+        self,
+        turn: _Turn,
+        stop_reason: str,
+        message: str | None = None,
+        calls: list[LLMToolCall] | None = None,
+        validation: ValidationRequest | None = None,
+    ) -> ToolCallingResponse:
+        return ToolCallingResponse(
+            request_information=RequestInformationModel(
+                voice_command=turn.voice_command, conversation_id=turn.record.id
+            ),
+            stop_reason=stop_reason,  # type: ignore[arg-type]
+            assistant_message=message,
+            tool_calls=(
+                [
+                    ToolCall(id=c.id, function=ToolCallFunction(name=c.name, arguments=c.arguments))
+                    for c in calls
+                ]
+                if calls
+                else None
+            ),
+            validation_request=validation,
+        )
+
+    def _abandon_pending(self, turn: _Turn) -> None:
+        """Close tool calls the node never answered, so the history stays well-formed."""
+        pending = turn.record.pending or {}
+        if pending.get("kind") != "tool_calls":
+            return
+        for call in pending.get("calls", []):
+            turn.new_messages.append(
+                _tool_message(call["id"], call["name"],
+                              {"success": False, "message": "Not run: the user moved on."})
+            )
+        turn.trace["abandoned_tool_calls"] = [c["id"] for c in pending.get("calls", [])]
+
+    # --- tool results -----------------------------------------------------------------
+    def _accept_results(
+        self, turn: _Turn, pending: dict[str, Any], results: list[ToolResult]
+    ) -> None:
+        expected = {c["id"]: c["name"] for c in pending.get("calls", [])} if (
+            pending.get("kind") == "tool_calls") else {}
+        ids = [r.tool_call_id for r in results]
+        unknown = [i for i in ids if i not in expected]
+        if unknown:
+            waiting = ", ".join(expected) or "none"
+            raise BadRequestError(
+                f"unknown tool_call_id(s): {', '.join(unknown)}; awaiting results for: {waiting}"
+            )
+        if len(set(ids)) != len(ids):
+            raise BadRequestError("a tool_call_id appears more than once in tool_results")
+        missing = [i for i in expected if i not in ids]
+        if missing:
+            raise BadRequestError(f"tool results missing for tool_call_id(s): {', '.join(missing)}")
+        turn.node_failures = int(pending.get("node_failures", 0))
+        by_id = {r.tool_call_id: r for r in results}
+        for call_id, name in expected.items():
+            output = by_id[call_id].output
+            payload: dict[str, Any] = {"success": output.success}
+            if output.message:
+                payload["message"] = output.message
+            if output.context:
+                payload["context"] = output.context
+            turn.new_messages.append(_tool_message(call_id, name, payload))
+            turn.trace["tool_results"].append(
+                {"id": call_id, "name": name, "success": output.success,
+                 "validation_error": _is_validation_error(output.context)}
+            )
+
+    def _after_results(
+        self, turn: _Turn, results: list[ToolResult]
+    ) -> tuple[ToolCallingResponse, dict[str, Any] | None]:
+        failed_validation = [r for r in results if _is_validation_error(r.output.context)]
+        if failed_validation:
+            turn.node_failures += 1
+            if turn.node_failures > self.config.max_retries:
+                return self._ask_after_node_failures(turn, failed_validation)
+            turn.trace["retries"].append(
+                {"source": "node", "attempt": turn.node_failures,
+                 "tool_call_ids": [r.tool_call_id for r in failed_validation]}
+            )
+            return self._infer(turn, node_errors=_node_errors(failed_validation))
+        if self.config.direct_tool_message and len(results) == 1:
+            output = results[0].output
+            if output.message and output.message.strip() and not output.llm_wording:
+                turn.trace["direct_message"] = True
+                return self._complete(turn, output.message.strip())
+        reply = self._call_llm(turn, tools_disabled=True)
+        text = (reply.content or "").strip()
+        if not text:
+            # The model said nothing: speak what the tools said rather than silence.
+            text = " ".join(r.output.message for r in results if r.output.message) or (
+                "Done." if all(r.output.success for r in results) else "That didn't work."
+            )
+        return self._complete(turn, text)
+
+    def _ask_after_node_failures(
+        self, turn: _Turn, failed: list[ToolResult]
+    ) -> tuple[ToolCallingResponse, dict[str, Any] | None]:
+        errors = _node_errors(failed)
+        params = {e.get("param_name") for e in errors if e.get("param_name")}
+        if len(params) == 1:
+            param = params.pop()
+            options = next(
+                (e.get("valid_values") for e in errors if e.get("valid_values")), None
+            )
+            problem = CallProblem(
+                failed[0].tool_call_id, _call_name(turn, failed[0].tool_call_id), param,
+                "", valid_values=tuple(str(o) for o in options) if options else None,
+            )
+            return self._ask_user(turn, _parameter_question(problem), param,
+                                  list(problem.valid_values or []) or None, failed[0].tool_call_id)
+        message = next((r.output.message for r in failed if r.output.message), None)
+        return self._error(turn, message or "I couldn't get that command right. Please rephrase.")
+
+    # --- LLM loop ---------------------------------------------------------------------
+    def _infer(
+        self, turn: _Turn, node_errors: list[dict[str, Any]] | None = None
+    ) -> tuple[ToolCallingResponse, dict[str, Any] | None]:
+        """Call the LLM until it answers, asks the user, or makes valid client calls."""
+        retries = 0
+        loops = 0
+        while True:
+            reply = self._call_llm(turn)
+            calls = _unique_ids(reply.tool_calls)
+            if not calls:
+                text = (reply.content or "").strip()
+                if not text:
+                    raise _LLMFailed(LLMBadResponseError("empty reply (no text, no tool calls)"))
+                if node_errors and text.endswith("?"):
+                    # After a node's validation error a question is a clarification request.
+                    params = {e.get("param_name") for e in node_errors if e.get("param_name")}
+                    param = params.pop() if len(params) == 1 else None
+                    options = next(
+                        (e.get("valid_values") for e in node_errors if e.get("valid_values")), None
+                    )
+                    return self._ask_user(turn, text, param,
+                                          [str(o) for o in options] if options else None, None)
+                return self._complete(turn, text)
+            asked = next((c for c in calls if c.name == ASK_USER), None)
+            if asked is not None:
+                return self._llm_asks_user(turn, asked)
+            server = [c for c in calls if c.name in SERVER_TOOL_NAMES]
+            if server:
+                loops += 1
+                if loops > self.config.max_tool_loops:
+                    return self._error(turn, "I got stuck working that out. Please rephrase.")
+                self._run_server_tools(turn, server)
+                continue
+            problems = self._check_calls(turn, calls)
+            if not problems:
+                turn.new_messages.append(_assistant_tool_message(calls, reply.content))
+                turn.trace["tool_calls"].extend({"id": c.id, "name": c.name} for c in calls)
+                pending = {
+                    "kind": "tool_calls",
+                    "calls": [{"id": c.id, "name": c.name} for c in calls],
+                    "node_failures": turn.node_failures,
+                }
+                message = reply.content.strip() if reply.content and reply.content.strip() else None
+                return self._response(turn, "tool_calls", message, calls=calls), pending
+            retries += 1
+            turn.trace["retries"].append(
+                {"source": "center", "attempt": retries,
+                 "calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
+                 "problems": [p.to_dict() for p in problems]}
+            )
+            if retries > self.config.max_retries:
+                return self._give_up(turn, problems)
+            self._add_retry(turn, calls, problems, retries)
+
+    def _call_llm(self, turn: _Turn, tools_disabled: bool = False) -> LLMReply:
+        since = time.perf_counter()
+        request = LLMRequest(
+            messages=self._messages(turn),
+            tools=[] if tools_disabled else [*turn.catalog.openai_tools, *SERVER_TOOLS],
+            allow_direct_answer=turn.catalog.allow_direct_answer,
+            tools_disabled=tools_disabled,
+            timeout=self.config.llm_timeout,
+            max_tokens=self.config.llm_max_tokens,
+        )
+        entry: dict[str, Any] = {"tools_disabled": tools_disabled,
+                                 "messages": len(request.messages)}
+        turn.trace["llm_calls"].append(entry)
+        try:
+            reply = self.backend.complete(request)
+        except LLMError as exc:
+            entry["error"] = f"{type(exc).__name__}: {exc}"
+            raise _LLMFailed(exc) from exc
+        except Exception as exc:  # a misbehaving backend must not become a 500
+            log.exception("LLM backend %s failed", getattr(self.backend, "name", "?"))
+            entry["error"] = f"{type(exc).__name__}: {exc}"
+            raise _LLMFailed(LLMBadResponseError(f"backend failure: {exc}")) from exc
+        if not isinstance(reply, LLMReply):
+            entry["error"] = "not an LLMReply"
+            raise _LLMFailed(LLMBadResponseError("backend returned something that is not a reply"))
+        entry["ms"] = round((time.perf_counter() - since) * 1000, 3)
+        entry["tool_calls"] = [{"name": c.name, "arguments": c.arguments} for c in reply.tool_calls]
+        if reply.content:
+            entry["content"] = reply.content[:500]
+        if reply.usage:
+            entry["usage"] = reply.usage
+        turn.stage("llm", since)
+        return reply
+
+    def _messages(self, turn: _Turn) -> list[dict[str, Any]]:
+        if turn.history is None:
+            since = time.perf_counter()
+            turn.history = self.store.history(turn.record)
+            turn.stage("history", since)
+        history = turn.history[-self.config.history_messages :]
+        # A window must not open with tool results or an assistant reply cut from its question.
+        while history and history[0].get("role") != "user":
+            history = history[1:]
+        if not history and turn.history:
+            history = [m for m in turn.history if m.get("role") == "user"][-1:]
+        node_context = turn.node_context or turn.record.node_context
+        return [
+            {"role": "system",
+             "content": system_prompt(turn.catalog, turn.record.tools_key)},
+            *history,
+            *turn.new_messages,
+            *turn.scratch,
+            {"role": "system", "content": context_message(node_context, turn.now)},
+        ]
+
+    def _check_calls(self, turn: _Turn, calls: list[LLMToolCall]) -> list[CallProblem]:
+        since = time.perf_counter()
+        problems: list[CallProblem] = []
+        for call in calls:
+            problems.extend(check_call(call.id, call.name, call.arguments, turn.catalog)[1])
+        turn.stage("validate", since)
+        return problems
+
+    def _add_retry(
+        self, turn: _Turn, calls: list[LLMToolCall], problems: list[CallProblem], attempt: int
+    ) -> None:
+        turn.scratch.append(_assistant_tool_message(calls, None))
+        for call in calls:
+            mine = [p.line().lstrip("- ") for p in problems if p.tool_call_id == call.id]
+            turn.scratch.append(
+                _tool_message(call.id, call.name,
+                              {"success": False,
+                               "error": "invalid arguments, not run" if mine else
+                               "not run because another call was invalid",
+                               "problems": mine})
+            )
+        turn.scratch.append(
+            {"role": "system", "content": retry_message(problems, turn.catalog, attempt)}
+        )
+
+    def _give_up(
+        self, turn: _Turn, problems: list[CallProblem]
+    ) -> tuple[ToolCallingResponse, dict[str, Any] | None]:
+        params = {(p.tool_name, p.param) for p in problems}
+        if len(params) == 1 and problems[0].param is not None:
+            problem = problems[0]
+            return self._ask_user(turn, _parameter_question(problem), problem.param,
+                                  list(problem.valid_values) if problem.valid_values else None,
+                                  problem.tool_call_id)
+        return self._error(
+            turn, "Sorry, I couldn't work out how to do that. Could you say it another way?"
+        )
+
+    def _run_server_tools(self, turn: _Turn, calls: list[LLMToolCall]) -> None:
+        since = time.perf_counter()
+        zone = (turn.node_context or turn.record.node_context).get("timezone") or "UTC"
+        turn.new_messages.append(_assistant_tool_message(calls, None))
+        for call in calls:
+            result = run_server_tool(call.name, call.arguments, zone, turn.now)
+            turn.new_messages.append(_tool_message(call.id, call.name, result))
+            turn.trace["server_tools"].append(
+                {"id": call.id, "name": call.name, "arguments": call.arguments, "result": result}
+            )
+        turn.stage("server_tools", since)
+
+    def _llm_asks_user(
+        self, turn: _Turn, call: LLMToolCall
+    ) -> tuple[ToolCallingResponse, dict[str, Any] | None]:
+        try:
+            args = json.loads(call.arguments or "{}")
+        except json.JSONDecodeError:
+            args = {}
+        args = args if isinstance(args, dict) else {}
+        question = args.get("question")
+        if not isinstance(question, str) or not question.strip():
+            question = "Could you tell me a bit more?"
+        param = args.get("parameter_name") if isinstance(args.get("parameter_name"), str) else None
+        options = args.get("options")
+        options = [str(o) for o in options] if isinstance(options, list) and options else None
+        return self._ask_user(turn, question.strip(), param or None, options, None)
+
+    # --- outcomes -----------------------------------------------------------------------
+    def _ask_user(
+        self,
+        turn: _Turn,
+        question: str,
+        param: str | None,
+        options: list[str] | None,
+        tool_call_id: str | None,
+    ) -> tuple[ToolCallingResponse, dict[str, Any] | None]:
+        # The question is kept as the assistant's words, so the answer reads naturally after it.
+        turn.new_messages.append({"role": "assistant", "content": question})
+        validation = ValidationRequest(
+            question=question, parameter_name=param, options=options, tool_call_id=tool_call_id
+        )
+        pending = {"kind": "validation", **validation.model_dump(),
+                   "node_failures": turn.node_failures}
+        return self._response(turn, "validation_required", question,
+                              validation=validation), pending
+
+    def _complete(
+        self, turn: _Turn, text: str
+    ) -> tuple[ToolCallingResponse, dict[str, Any] | None]:
+        turn.new_messages.append({"role": "assistant", "content": text})
+        return self._response(turn, "complete", text), None
+
+    def _error(self, turn: _Turn, text: str) -> tuple[ToolCallingResponse, dict[str, Any] | None]:
+        turn.new_messages.append({"role": "assistant", "content": text})
+        turn.trace["error"] = text
+        return self._response(turn, "error", text), None
+
+
+def _is_validation_error(context: dict[str, Any] | None) -> bool:
+    return bool(context) and bool(context.get("_validation_error"))  # type: ignore[union-attr]
+
+
+def _node_errors(results: list[ToolResult]) -> list[dict[str, Any]]:
+    """The `errors` of validation-error results, with `valid_values` filled per parameter."""
+    out: list[dict[str, Any]] = []
+    for result in results:
+        context = result.output.context or {}
+        by_param = context.get("valid_values")
+        by_param = by_param if isinstance(by_param, dict) else {}
+        errors = context.get("errors") if isinstance(context.get("errors"), list) else []
+        for error in errors:
+            if isinstance(error, dict):
+                entry = dict(error)
+                if not entry.get("valid_values") and entry.get("param_name") in by_param:
+                    entry["valid_values"] = by_param[entry["param_name"]]
+                out.append(entry)
+        if not errors:
+            for param, values in by_param.items():
+                out.append({"param_name": param, "valid_values": values})
+    return out
+
+
+def _call_name(turn: _Turn, call_id: str) -> str:
+    for call in (turn.record.pending or {}).get("calls", []):
+        if call.get("id") == call_id:
+            return str(call.get("name"))
+    return "the command"

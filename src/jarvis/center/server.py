@@ -1,0 +1,107 @@
+"""Run the center in a background thread on a loopback port (for the CLI, tests and benches)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from types import TracebackType
+
+import uvicorn
+from fastapi import FastAPI
+
+from jarvis.center.app import create_app
+from jarvis.center.llm.base import LLMBackend
+from jarvis.center.settings import CenterSettings, load_settings
+
+__all__ = ["CenterServer", "serve_app_in_thread"]
+
+
+class _ThreadServer:
+    """A uvicorn server run in a daemon thread; port 0 picks a free port."""
+
+    def __init__(self, app: FastAPI, host: str, port: int, log_level: str = "warning") -> None:
+        self.host = host
+        self.port = port
+        config = uvicorn.Config(
+            app, host=host, port=port, log_level=log_level, lifespan="on", access_log=False
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name="center", daemon=True)
+
+    def start(self, timeout: float = 20.0) -> None:
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive():
+                raise RuntimeError(f"the server could not start on {self.host}:{self.port}")
+            if time.monotonic() > deadline:
+                raise TimeoutError("the server did not start in time")
+            time.sleep(0.01)
+        # uvicorn bound the socket itself (it sets TCP_NODELAY on connections that way).
+        self.port = self._server.servers[0].sockets[0].getsockname()[1]
+
+    def stop(self, timeout: float = 20.0) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout)
+
+
+def serve_app_in_thread(app: FastAPI, host: str = "127.0.0.1", port: int = 0) -> _ThreadServer:
+    """Serve any ASGI app like the center is served (the benchmark's baseline uses it)."""
+    server = _ThreadServer(app, host, port)
+    server.start()
+    return server
+
+
+class CenterServer:
+    """The center on `host:port` (port 0: a free port) in a background thread.
+
+    Use as a context manager, or call `start()` and `stop()`. `url` is the base URL.
+    Without `settings` they are loaded from the environment and config file; tests
+    should pass `CenterSettings(data_dir=...)` or a `database_url`.
+    """
+
+    def __init__(
+        self,
+        settings: CenterSettings | None = None,
+        backend: LLMBackend | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.settings = settings or load_settings()
+        self.backend = backend
+        self.host = host
+        self.port = port
+        self.app: FastAPI | None = None
+        self._server: _ThreadServer | None = None
+
+    @property
+    def url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("the center server is not running")
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self._server.port}"
+
+    def start(self) -> CenterServer:
+        if self._server is not None:
+            return self
+        self.app = create_app(self.settings, self.backend)
+        server = _ThreadServer(self.app, self.host, self.port, self.settings.log_level.lower())
+        server.start()
+        self._server = server
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    def __enter__(self) -> CenterServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

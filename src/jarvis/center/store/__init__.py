@@ -1,0 +1,10 @@
+"""The center's durable store: conversations, messages and per-turn traces (SQLAlchemy)."""
+
+from jarvis.center.store.store import (
+    ConcurrentUpdateError,
+    ConversationRecord,
+    Store,
+    TurnWrite,
+)
+
+__all__ = ["ConcurrentUpdateError", "ConversationRecord", "Store", "TurnWrite"]

@@ -1,0 +1,1 @@
+"""Alembic migrations of the center store (run automatically at startup)."""

@@ -1,0 +1,202 @@
+"""What the center knows about a conversation's client tools: names, parameter types, enums.
+
+Built from `available_commands` (type strings such as `array<datetime>`) when the node
+sends them, else derived from the OpenAI JSON schemas in `client_tools`. Parsed once per
+distinct tool set and cached, so requests never re-parse their tools.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from jarvis.sdk import ParamType, parse_type
+
+__all__ = [
+    "ParamSpec", "ToolCatalog", "ToolSpec", "build_catalog", "catalog_for", "type_from_schema",
+]
+
+_FORMAT_KINDS = {"date": "date", "date-time": "datetime", "time": "time", "duration": "timedelta"}
+_JSON_KINDS = {"integer": "int", "number": "float", "boolean": "bool", "object": "dict"}
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One parameter: its type (None: any JSON value), whether it is required, its enum."""
+
+    name: str
+    type: ParamType | None
+    required: bool = False
+    enum: tuple[str, ...] | None = None
+    description: str | None = None
+    example: Any = None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One client tool as the center validates it."""
+
+    name: str
+    description: str
+    params: dict[str, ParamSpec]
+    schema: dict[str, Any]
+    # The `get_command_schema()` form when the node sent it (examples, rules, ...).
+    command: dict[str, Any] | None = None
+
+
+@dataclass
+class ToolCatalog:
+    """Every client tool of a conversation."""
+
+    tools: dict[str, ToolSpec] = field(default_factory=dict)
+
+    @property
+    def openai_tools(self) -> list[dict[str, Any]]:
+        return [t.schema for t in self.tools.values()]
+
+    @property
+    def allow_direct_answer(self) -> bool:
+        """Plain-text answers are allowed unless every described command forbids them."""
+        commands = [t.command for t in self.tools.values() if t.command is not None]
+        if not commands:
+            return True
+        return any(bool(c.get("allow_direct_answer")) for c in commands)
+
+
+def type_from_schema(schema: dict[str, Any]) -> ParamType | None:
+    """A JSON schema property -> ParamType; None when it has no usable type."""
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != "null"]
+        kind = kinds[0] if len(kinds) == 1 else None
+    if kind == "string":
+        return parse_type(_FORMAT_KINDS.get(str(schema.get("format", "")), "string"))
+    if kind in _JSON_KINDS:
+        return parse_type(_JSON_KINDS[kind])
+    if kind == "array":
+        items = schema.get("items")
+        item = type_from_schema(items) if isinstance(items, dict) else None
+        if item is None or item.is_array or item.kind == "dict":
+            return parse_type("array")
+        return parse_type(f"array<{item.kind}>")
+    return None
+
+
+def _spec_from_schema(tool: dict[str, Any]) -> ToolSpec:
+    function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+    name = function.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError("every client tool needs function.name")
+    parameters = function.get("parameters") or {}
+    properties = parameters.get("properties") or {}
+    if not isinstance(properties, dict):
+        raise ValueError(f"tool '{name}': parameters.properties must be an object")
+    required = set(parameters.get("required") or [])
+    params: dict[str, ParamSpec] = {}
+    for pname, pschema in properties.items():
+        pschema = pschema if isinstance(pschema, dict) else {}
+        enum = pschema.get("enum")
+        if enum is None and isinstance(pschema.get("items"), dict):
+            enum = pschema["items"].get("enum")
+        params[pname] = ParamSpec(
+            name=pname,
+            type=type_from_schema(pschema),
+            required=pname in required,
+            enum=tuple(_enum_text(v) for v in enum) if isinstance(enum, list) else None,
+            description=pschema.get("description"),
+        )
+    schema = {"type": "function", "function": dict(function)}
+    return ToolSpec(name, str(function.get("description") or ""), params, schema)
+
+
+def _enum_text(value: Any) -> str:
+    """Enums are compared as strings; JSON booleans as true/false."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _spec_from_command(command: dict[str, Any], schema: dict[str, Any] | None) -> ToolSpec:
+    name = command["command_name"]
+    params: dict[str, ParamSpec] = {}
+    properties: dict[str, Any] = {}
+    for p in command.get("parameters") or []:
+        try:
+            ptype = parse_type(p.get("type") or "string")
+        except ValueError as exc:
+            raise ValueError(f"command '{name}', parameter '{p.get('name')}': {exc}") from exc
+        enum = p.get("enum_values")
+        params[p["name"]] = ParamSpec(
+            name=p["name"],
+            type=ptype,
+            required=bool(p.get("required")),
+            enum=tuple(_enum_text(v) for v in enum) if enum is not None else None,
+            description=p.get("description"),
+            example=p.get("example"),
+        )
+        prop = dict(ptype.json_schema())
+        if p.get("description"):
+            prop["description"] = p["description"]
+        if enum is not None:
+            if ptype.is_array:
+                prop.setdefault("items", {})["enum"] = [str(v) for v in enum]
+            else:
+                prop["enum"] = [str(v) for v in enum]
+        properties[p["name"]] = prop
+    if schema is None:
+        schema = {
+            "type": "function",
+            "function": {
+                "name": name,
+                "description": command.get("description") or "",
+                "parameters": {
+                    "type": "object",
+                    "properties": properties,
+                    "required": [n for n, s in params.items() if s.required],
+                },
+            },
+        }
+    return ToolSpec(name, str(command.get("description") or ""), params, schema, command)
+
+
+def build_catalog(
+    client_tools: list[dict[str, Any]], available_commands: list[dict[str, Any]] | None
+) -> ToolCatalog:
+    """Parse a conversation's tools; raises ValueError naming the first bad one."""
+    by_name: dict[str, ToolSpec] = {}
+    for tool in client_tools:
+        if not isinstance(tool, dict):
+            raise ValueError("every client tool must be an object")
+        spec = _spec_from_schema(tool)
+        by_name[spec.name] = spec
+    for command in available_commands or []:
+        name = command.get("command_name")
+        if not isinstance(name, str) or not name:
+            raise ValueError("every available command needs a command_name")
+        existing = by_name.get(name)
+        by_name[name] = _spec_from_command(command, existing.schema if existing else None)
+    return ToolCatalog(by_name)
+
+
+_cache: OrderedDict[str, ToolCatalog] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def catalog_for(
+    key: str, client_tools: list[dict[str, Any]], available_commands: list[dict[str, Any]] | None
+) -> ToolCatalog:
+    """`build_catalog`, cached by `key` (the tools' JSON text)."""
+    with _cache_lock:
+        found = _cache.get(key)
+        if found is not None:
+            _cache.move_to_end(key)
+            return found
+    catalog = build_catalog(client_tools, available_commands)
+    with _cache_lock:
+        _cache[key] = catalog
+        while len(_cache) > 256:
+            _cache.popitem(last=False)
+    return catalog
+

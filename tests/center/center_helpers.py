@@ -1,0 +1,133 @@
+"""Helpers shared by the center tests: an HTTP client wrapper and sample tools."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import httpx
+
+from jarvis.center.server import CenterServer
+
+
+class Center:
+    """A running center and an HTTP client for it."""
+
+    def __init__(self, server: CenterServer) -> None:
+        self.server = server
+        self.client = httpx.Client(base_url=server.url, timeout=30)
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    @property
+    def store(self) -> Any:
+        return self.server.app.state.store  # type: ignore[union-attr]
+
+    def start(self, conversation_id: str, tools: list[dict[str, Any]] | None = None,
+              commands: list[dict[str, Any]] | None = None,
+              timezone: str = "America/New_York") -> httpx.Response:
+        body: dict[str, Any] = {
+            "conversation_id": conversation_id,
+            "node_context": {"timezone": timezone, "node_id": "kitchen-pi", "room": "kitchen"},
+            "client_tools": tools or [],
+        }
+        if commands is not None:
+            body["available_commands"] = commands
+        response = self.client.post("/api/v0/conversation/start", json=body)
+        assert response.status_code == 200, response.text
+        return response
+
+    def command(self, conversation_id: str, text: str) -> dict[str, Any]:
+        response = self.client.post(
+            "/api/v0/voice/command",
+            json={"conversation_id": conversation_id, "voice_command": text},
+        )
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def results(self, conversation_id: str, *results: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+        response = self.client.post(
+            "/api/v0/voice/command/continue",
+            json={
+                "conversation_id": conversation_id,
+                "tool_results": [{"tool_call_id": i, "output": o} for i, o in results],
+            },
+        )
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def answer(self, conversation_id: str, text: str) -> dict[str, Any]:
+        response = self.client.post(
+            "/api/v0/voice/command/continue",
+            json={"conversation_id": conversation_id, "validation_response": text},
+        )
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def close(self) -> None:
+        self.client.close()
+        self.server.stop()
+
+
+
+def conversation_id() -> str:
+    return f"conv-{uuid.uuid4().hex[:12]}"
+
+
+def function_tool(name: str, properties: dict[str, Any], required: list[str] | None = None,
+                  description: str = "") -> dict[str, Any]:
+    """An OpenAI tool definition."""
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description or f"The {name} command.",
+            "parameters": {"type": "object", "properties": properties,
+                           "required": required or []},
+        },
+    }
+
+
+WEATHER_TOOL = function_tool(
+    "open_weather_command", {"city": {"type": "string", "description": "City name"}},
+    description="Gets weather for a city",
+)
+
+CALCULATOR_COMMAND: dict[str, Any] = {
+    "command_name": "calculate",
+    "description": "Do arithmetic on two numbers.",
+    "parameters": [
+        {"name": "num1", "type": "float", "required": True, "description": "First number"},
+        {"name": "num2", "type": "float", "required": True, "description": "Second number"},
+        {"name": "operation", "type": "string", "required": True,
+         "enum_values": ["add", "subtract", "multiply", "divide"]},
+    ],
+    "examples": [{"voice_command": "what is 2 plus 2",
+                  "expected_parameters": {"num1": 2, "num2": 2, "operation": "add"},
+                  "is_primary": True}],
+    "rules": ["Use the previous result when the user says 'that'."],
+    "critical_rules": ["Never compute the answer yourself; always call calculate."],
+    "antipatterns": [{"command_name": "convert_units",
+                      "description": "Unit conversions go to convert_units."}],
+}
+
+CALENDAR_COMMAND: dict[str, Any] = {
+    "command_name": "create_event",
+    "description": "Put an event in the calendar.",
+    "parameters": [
+        {"name": "title", "type": "string", "required": True},
+        {"name": "start", "type": "datetime", "required": True,
+         "description": "When the event starts"},
+        {"name": "reminder", "type": "timedelta", "required": False},
+    ],
+}
+
+EVENTS_COMMAND: dict[str, Any] = {
+    "command_name": "get_calendar_events",
+    "description": "Read calendar events.",
+    "parameters": [
+        {"name": "resolved_datetimes", "type": "array<datetime>", "required": False},
+    ],
+}

@@ -1,0 +1,86 @@
+"""A tiny OpenAI-compatible chat-completions server on loopback, for the openai backend tests.
+
+Each incoming request takes the next planned behaviour: a completion (text or tool
+calls), an HTTP status with a body, raw bytes, or a delay longer than the client waits.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def completion(content: str | None = None,
+               calls: list[tuple[str, dict[str, Any]]] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = [
+            {"id": f"call_{i}", "type": "function",
+             "function": {"name": name, "arguments": json.dumps(args)}}
+            for i, (name, args) in enumerate(calls)
+        ]
+    return {
+        "id": "chatcmpl-1", "object": "chat.completion", "model": "fake",
+        "choices": [{"index": 0, "message": message,
+                     "finish_reason": "tool_calls" if calls else "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+class FakeOpenAI:
+    """Plans: ("json", body) | ("status", code, text) | ("raw", bytes) | ("sleep", seconds)."""
+
+    def __init__(self) -> None:
+        self.plan: deque[tuple[Any, ...]] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                fake.requests.append({"path": self.path, "body": body})
+                fake.headers.append(dict(self.headers))
+                step = fake.plan.popleft() if fake.plan else ("status", 500, "no plan")
+                kind = step[0]
+                if kind == "sleep":
+                    time.sleep(step[1])
+                    step = ("json", completion("too late"))
+                    kind = "json"
+                if kind == "json":
+                    self._send(200, json.dumps(step[1]).encode(), "application/json")
+                elif kind == "status":
+                    self._send(step[1], str(step[2]).encode(), "text/plain")
+                else:
+                    self._send(200, step[1], "application/json")
+
+            def _send(self, code: int, data: bytes, content_type: str) -> None:
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", content_type)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout tests)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
