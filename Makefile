@@ -27,7 +27,7 @@ lint: install
 	$(BIN)/ruff check src tests bench
 
 test: install model lint
-	$(BIN)/python -m pytest
+	JARVIS_REQUIRE_MODEL=1 $(BIN)/python -m pytest
 
 bench: install model
 	$(BIN)/python bench/center_overhead.py
