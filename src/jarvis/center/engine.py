@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -26,13 +28,19 @@ from jarvis.center.llm.base import (
     LLMBackend,
     LLMBadResponseError,
     LLMError,
+    LLMPromptTooLongError,
     LLMReply,
     LLMRequest,
     LLMTimeoutError,
     LLMToolCall,
     LLMUnavailableError,
 )
-from jarvis.center.prompt import context_message, system_prompt
+from jarvis.center.prompt import (
+    compact_dates_message,
+    compact_system_prompt,
+    context_message,
+    system_prompt,
+)
 from jarvis.center.server_tools import ASK_USER, SERVER_TOOL_NAMES, SERVER_TOOLS, run_server_tool
 from jarvis.center.store import ConcurrentUpdateError, ConversationRecord, Store, TurnWrite
 from jarvis.center.toolspec import ToolCatalog, build_catalog, catalog_for
@@ -68,11 +76,34 @@ LLM_ERROR_MESSAGES: dict[type[LLMError], str] = {
     LLMUnavailableError: (
         "I couldn't reach the language model. Please check that it is running and try again."
     ),
+    LLMPromptTooLongError: (
+        "That is more than the language model can read at once: there are too many commands "
+        "or too much conversation for its context. Please start a new conversation or use a "
+        "model with a larger context."
+    ),
     LLMBadResponseError: (
         "The language model gave an answer I couldn't understand. Please try again."
     ),
 }
 LLM_ERROR_DEFAULT = "I couldn't reach the language model, so I can't answer that right now."
+
+
+def default_clock() -> Callable[[], datetime]:
+    """The center's clock: real time, or the fixed `JARVIS_FAKE_NOW` (benchmarks and tests).
+
+    `JARVIS_FAKE_NOW` is an ISO-8601 date-time with offset, e.g. 2026-01-14T10:00:00-05:00;
+    every turn then sees that instant, so relative dates resolve the same on every run.
+    """
+    fake = os.environ.get("JARVIS_FAKE_NOW", "").strip()
+    if not fake:
+        return lambda: datetime.now(UTC)
+    try:
+        fixed = datetime.fromisoformat(fake)
+    except ValueError as exc:
+        raise ValueError(f"JARVIS_FAKE_NOW={fake!r} is not an ISO-8601 date-time") from exc
+    if fixed.tzinfo is None:
+        raise ValueError(f"JARVIS_FAKE_NOW={fake!r} needs a UTC offset")
+    return lambda: fixed
 
 
 class ConversationNotFoundError(LookupError):
@@ -199,7 +230,9 @@ class Engine:
         self.store = store
         self.backend = backend
         self.config = config or EngineConfig()
-        self._clock = clock or (lambda: datetime.now(UTC))
+        self._clock = clock or default_clock()
+        # Small local models get the compact prompt (see prompt.compact_system_prompt).
+        self.compact = getattr(backend, "prompt_style", "full") == "compact"
 
     # --- endpoints --------------------------------------------------------------------
     def start(self, request: ConversationStartRequest) -> bool:
@@ -220,12 +253,35 @@ class Engine:
                 "client_tools",
                 f"tool name(s) {', '.join(clashing)} are reserved for the center's own tools",
             )
-        return self.store.start(
+        created = self.store.start(
             request.conversation_id,
             request.node_context.model_dump(),
             request.client_tools,
             commands,
         )
+        self._warm_prefix(request.conversation_id)
+        return created
+
+    def _warm_prefix(self, conversation_id: str) -> None:
+        """Have a backend that can (embedded) read the stable prompt prefix in the background."""
+        warm = getattr(self.backend, "warm", None)
+        if not callable(warm):
+            return
+        record = self.store.load(conversation_id)
+        if record is None:
+            return
+        catalog = catalog_for(record.tools_key, record.client_tools, record.available_commands)
+        turn = _Turn(record, "start", "", catalog, self._clock(), time.perf_counter())
+        messages = self._messages(turn, with_history=False)
+        prefix = messages if self.compact else messages[:-1]
+
+        def run() -> None:
+            try:
+                warm(prefix, self._tools(turn), allow_direct_answer=True)
+            except Exception as exc:  # a failed warm-up only costs the first request time
+                log.info("could not warm the LLM prefix: %s", exc)
+
+        threading.Thread(target=run, name="llm-warm", daemon=True).start()
 
     def command(self, request: VoiceCommandRequest) -> ToolCallingResponse:
         """A new utterance in a conversation."""
@@ -491,9 +547,13 @@ class Engine:
         since = time.perf_counter()
         request = LLMRequest(
             messages=self._messages(turn),
-            tools=[] if tools_disabled else [*turn.catalog.openai_tools, *SERVER_TOOLS],
-            allow_direct_answer=turn.catalog.allow_direct_answer,
+            tools=[] if tools_disabled else self._tools(turn),
+            # Always: a command's allow_direct_answer says whether the LLM may answer in that
+            # command's place, but small talk that matches no command must get words, not
+            # whichever command the model finds least wrong.
+            allow_direct_answer=True,
             tools_disabled=tools_disabled,
+
             timeout=self.config.llm_timeout,
             max_tokens=self.config.llm_max_tokens,
         )
@@ -521,7 +581,17 @@ class Engine:
         turn.stage("llm", since)
         return reply
 
-    def _messages(self, turn: _Turn) -> list[dict[str, Any]]:
+    def _tools(self, turn: _Turn) -> list[dict[str, Any]]:
+        # The compact style leaves the server tools out: a small model confuses them with the
+        # client's (get_current_datetime vs get_current_time) and each costs a round trip.
+        if self.compact:
+            return list(turn.catalog.openai_tools)
+        return [*turn.catalog.openai_tools, *SERVER_TOOLS]
+
+    def _messages(self, turn: _Turn, with_history: bool = True) -> list[dict[str, Any]]:
+        node_context = turn.node_context or turn.record.node_context
+        if not with_history:
+            turn.history = []
         if turn.history is None:
             since = time.perf_counter()
             turn.history = self.store.history(turn.record)
@@ -532,7 +602,17 @@ class Engine:
             history = history[1:]
         if not history and turn.history:
             history = [m for m in turn.history if m.get("role") == "user"][-1:]
-        node_context = turn.node_context or turn.record.node_context
+        if self.compact:
+            # Stable prompt, then the day's dates and clock (both cached as the prefix), then
+            # the turn and nothing after it: every token after the utterance costs each turn.
+            return [
+                {"role": "system",
+                 "content": compact_system_prompt(turn.catalog, turn.record.tools_key)},
+                {"role": "system", "content": compact_dates_message(node_context, turn.now)},
+                *history,
+                *turn.new_messages,
+                *turn.scratch,
+            ]
         return [
             {"role": "system",
              "content": system_prompt(turn.catalog, turn.record.tools_key)},

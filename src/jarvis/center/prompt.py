@@ -11,13 +11,16 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from jarvis.center import dates
 from jarvis.center.toolspec import ToolCatalog, ToolSpec
 
-__all__ = ["context_message", "system_prompt"]
+__all__ = [
+    "compact_dates_message", "compact_system_prompt", "context_message", "system_prompt",
+]
 
 _INTRO = """You are Jarvis, a private voice assistant. Your replies are spoken aloud: answer \
 in one or two short plain sentences, with no markdown, lists or emoji.
@@ -128,6 +131,115 @@ def context_message(node_context: dict[str, Any], now: datetime) -> str:
         lines.append(f"The user is speaking to the device in: {where}.")
     lines.append("Resolved dates (phrase: value):")
     lines.append(dates.render_date_table(dates.common_date_table(zone, now)))
+    text = "\n".join(lines)
+    with _lock:
+        _tails[key] = text
+        while len(_tails) > 256:
+            _tails.popitem(last=False)
+    return text
+
+
+# --- compact style: for small local models (the embedded backend) ----------------------------
+# Every token of the stable prefix costs ~8 ms to read on 2 cores and every line competes for
+# a 0.5B model's attention, so this form lists each tool on a few short lines, keeps one
+# example per command, and leaves the native tool schemas out of the prompt.
+
+_COMPACT_INTRO = """You are Jarvis, a voice assistant. When the user asks for something one \
+of the tools does, call that tool, copying names, numbers and words from what the user \
+said; leave out optional parameters the user did not mention. Otherwise (greetings, \
+thanks, chat, general questions, requests no tool does) answer in one short spoken \
+sentence without calling a tool."""
+
+
+# Words, not calls, for what no tool does: without them a small model copies the first
+# example call for every greeting.
+_NO_TOOL_EXAMPLES = [
+    '"good evening" -> say: Good evening! What can I do for you?',
+    '"who painted the mona lisa" -> say: Leonardo da Vinci painted it.',
+]
+
+
+def _compact_examples(tool: ToolSpec, per_tool: int) -> list[str]:
+    command = tool.command or {}
+    examples = list(command.get("examples") or [])
+    # One example, or two when the first shows no arguments (a bare {} teaches little and
+    # a small model copies it for everything).
+    if examples and not examples[0].get("expected_parameters"):
+        per_tool += 1
+    lines = []
+    for example in examples[:per_tool]:
+        said = example.get("voice_command", "")
+        args = example.get("expected_parameters", {})
+        lines.append(f'"{said}" -> {tool.name} {_json(args)}')
+    return lines
+
+
+def compact_system_prompt(catalog: ToolCatalog, cache_key: str | None = None) -> str:
+    """The stable system prompt in the compact style: short rules and one example per tool.
+
+    The tool schemas themselves are shown by the backend (the embedded one shows them
+    slimmed), so nothing here repeats them.
+    """
+    key = None if cache_key is None else "compact:" + cache_key
+    if key is not None:
+        with _lock:
+            found = _prompts.get(key)
+            if found is not None:
+                return found
+    parts = [_COMPACT_INTRO]
+    examples = [line for t in catalog.tools.values() for line in _compact_examples(t, 1)]
+    if examples:
+        examples += _NO_TOOL_EXAMPLES
+        parts.append("Examples:\n" + "\n".join(examples))
+    text = "\n\n".join(parts)
+    if key is not None:
+        with _lock:
+            _prompts[key] = text
+            while len(_prompts) > 256:
+                _prompts.popitem(last=False)
+    return text
+
+
+# Phrases of the date table worth their tokens in the compact prefix.
+_COMPACT_PHRASES = ("today", "tonight", "tomorrow", "tomorrow morning",
+                    "the day after tomorrow", "this weekend")
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def _local(now: datetime, zone: str) -> datetime:
+    try:
+        return now.astimezone(ZoneInfo(zone))
+    except (ZoneInfoNotFoundError, ValueError):
+        return now.astimezone(UTC)
+
+
+def compact_dates_message(node_context: dict[str, Any], now: datetime) -> str:
+    """The day's resolved dates, one line per value with every phrase that means it.
+
+    It changes once a day (per zone), so the center puts it right after the stable prompt
+    where the backend's prefix cache keeps it; the clock time is left out for the same
+    reason (a tool call rarely needs it; get_current_time and server tools have it).
+    """
+    zone = node_context.get("timezone") or "UTC"
+    day = _local(now, zone).date().isoformat()
+    room = node_context.get("room")
+    key = ("dates", zone, day, room)
+    with _lock:
+        found = _tails.get(key)
+        if found is not None:
+            return found
+    table = dates.common_date_table(zone, now)
+    by_value: dict[str, list[str]] = {}
+    for phrase, values in table.items():
+        if phrase in _COMPACT_PHRASES or phrase in _WEEKDAYS:
+            for value in values:
+                by_value.setdefault(value, []).append(phrase)
+    info = dates.current_datetime_info(zone, now)
+    lines = [f"Today is {info['weekday']} {info['date']} (timezone {zone}). Dates and times "
+             "the user may name, with the value to copy:"]
+    lines.extend(f"{', '.join(phrases)}: {value}" for value, phrases in sorted(by_value.items()))
+    if room:
+        lines.append(f"The user is in the {room}.")
     text = "\n".join(lines)
     with _lock:
         _tails[key] = text

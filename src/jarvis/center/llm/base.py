@@ -24,6 +24,10 @@ class LLMUnavailableError(LLMError):
     """The backend could not be reached or answered with a server error."""
 
 
+class LLMPromptTooLongError(LLMError):
+    """The prompt (tools + history + utterance) does not fit in the model's context window."""
+
+
 class LLMBadResponseError(LLMError):
     """The backend answered, but not with something that could be understood."""
 

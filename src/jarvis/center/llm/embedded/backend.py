@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from jarvis.center.llm.base import (
     LLMError,
+    LLMPromptTooLongError,
     LLMReply,
     LLMRequest,
     LLMTimeoutError,
@@ -32,7 +33,11 @@ from jarvis.center.llm.base import (
     LLMUnavailableError,
 )
 from jarvis.center.llm.embedded.grammar import tool_call_grammar, tool_name, value_grammar
-from jarvis.center.llm.embedded.prompt import FALLBACK_TEMPLATE, ChatPrompt
+from jarvis.center.llm.embedded.prompt import (
+    FALLBACK_TEMPLATE,
+    ChatPrompt,
+    slim_tools,
+)
 from jarvis.center.llm.model_store import ModelStoreError, resolve_model_path
 
 try:  # optional dependency: the `embedded` extra
@@ -50,6 +55,34 @@ def default_threads() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
+
+
+# A pseudo tool offered beside the client's when a spoken answer is allowed: "call or
+# answer" becomes one more name to score, which a small model judges far better than the
+# first token of its reply (measured: docs/embedded-llm.md).
+NO_TOOL = "no_tool"
+NO_TOOL_SCHEMA: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": NO_TOOL,
+        "description": "Use when no other tool does what the user asks: greetings, thanks, "
+                       "small talk, general-knowledge questions, or requests for things no "
+                       "tool can do. You then answer in words.",
+        "parameters": {"type": "object", "properties": {}, "required": []},
+    },
+}
+
+
+def with_no_tool(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`tools` plus the pseudo tool (unless a client tool has that name)."""
+    if any(tool_name(t) == NO_TOOL for t in tools):
+        return tools
+    return [*tools, NO_TOOL_SCHEMA]
+
+
+def _looks_like_a_call(text: str) -> bool:
+    """Whether a "spoken" reply is really a tool call written as text (JSON in it)."""
+    return '{"' in text or "{'" in text
 
 
 @dataclass
@@ -79,6 +112,13 @@ class EmbeddedBackend:
         max_draft: most prompt-lookup draft tokens checked in one pass while sampling a
             value (0 disables drafting).
         seed: for temperature > 0.
+        no_tool_choice: when a spoken answer is allowed, offer the `no_tool` pseudo tool
+            and let the name choice decide call vs answer (else: the first-token rule
+            with `direct_answer_margin`).
+        flash_attn: llama.cpp flash attention (slower on our 2-core CPU, hence off).
+        prompt_style: "compact" (default) asks the center for its short prompt that lists
+            the tools itself (a 0.5B model on 2 cores cannot afford the full one); "full"
+            for the center's long prompt with the tool schemas rendered by the template.
     """
 
     name = "embedded"
@@ -95,7 +135,15 @@ class EmbeddedBackend:
         direct_answer_margin: float = -1.0,
         max_draft: int = 10,
         seed: int | None = None,
+        prompt_style: str = "compact",
+        flash_attn: bool = False,
+        no_tool_choice: bool = True,
     ) -> None:
+        self.flash_attn = flash_attn
+        self.no_tool_choice = no_tool_choice
+        if prompt_style not in ("compact", "full"):
+            raise ValueError(f"prompt_style must be 'compact' or 'full', not {prompt_style!r}")
+        self.prompt_style = prompt_style
         self._model_path = Path(model_path) if model_path is not None else None
         self.n_threads = n_threads or default_threads()
         self.n_ctx = n_ctx
@@ -147,6 +195,7 @@ class EmbeddedBackend:
                     n_batch=self.n_batch,
                     n_threads=self.n_threads,
                     n_threads_batch=self.n_threads,
+                    flash_attn=self.flash_attn,
                     verbose=False,
                 )
             except (ValueError, RuntimeError, OSError) as exc:
@@ -181,20 +230,33 @@ class EmbeddedBackend:
 
     # --- public API -------------------------------------------------------------------------
     def warm(
-        self, messages_prefix: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+        self,
+        messages_prefix: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        allow_direct_answer: bool = True,
     ) -> dict[str, Any]:
         """Evaluate a conversation's fixed start (system message + tools) ahead of time.
 
         Call it when a conversation starts; the first utterance then only pays for its own
         tokens. Returns timings. Messages after the first system message are included too
-        (e.g. few-shot examples) if given.
+        (e.g. few-shot examples) if given. `allow_direct_answer` must match the requests
+        to come: it decides whether the `no_tool` pseudo tool is part of the prompt.
         """
         started = time.perf_counter()
         with self._lock:
             self.load()
             assert self._prompt is not None
-            text = self._prompt.render(messages_prefix, tools, add_generation_prompt=False)
+            if tools and allow_direct_answer and self.no_tool_choice:
+                tools = with_no_tool(tools)
+            shown = self._shown_tools(tools)
+            text = self._prompt.render(messages_prefix, shown, add_generation_prompt=False)
             tokens = self._tokenize(text)
+            if len(tokens) + 16 > self.n_ctx:
+                raise LLMPromptTooLongError(
+                    f"the prompt prefix is {len(tokens)} tokens but the embedded model's "
+                    f"context is {self.n_ctx}"
+                )
             if tools:
                 self._grammar_for(tools)
             info = self._restore(tokens, tokens, deadline=None)
@@ -218,9 +280,14 @@ class EmbeddedBackend:
     def _complete(self, request: LLMRequest, started: float, deadline: float) -> LLMReply:
         assert self._prompt is not None
         use_tools = bool(request.tools) and not request.tools_disabled
-        tools = request.tools if use_tools else None
-        full_text = self._prompt.render(request.messages, tools, add_generation_prompt=True)
-        prefix_text = self._prompt.system_prefix(request.messages, tools)
+        choice_tools = request.tools
+        pseudo = use_tools and request.allow_direct_answer and self.no_tool_choice
+        if pseudo:
+            choice_tools = with_no_tool(request.tools)
+        tools = self._shown_tools(choice_tools) if use_tools else None
+        messages = request.messages
+        full_text = self._prompt.render(messages, tools, add_generation_prompt=True)
+        prefix_text = self._prompt.system_prefix(messages, tools)
         if not full_text.startswith(prefix_text):
             prefix_text = ""
         full = self._tokenize(full_text)
@@ -228,14 +295,67 @@ class EmbeddedBackend:
         if len(prefix) and not np.array_equal(full[: len(prefix)], prefix):
             prefix = full[:0]
         if len(full) + 16 > self.n_ctx:
-            raise LLMError(
+            raise LLMPromptTooLongError(
                 f"the prompt is {len(full)} tokens but the embedded model's context is "
-                f"{self.n_ctx}; shorten the history or raise n_ctx"
+                f"{self.n_ctx}; fewer tools, a shorter history or a larger n_ctx would fit"
             )
-        grammar = self._grammar_for(request.tools) if use_tools else None
+        grammar = self._grammar_for(choice_tools) if use_tools else None
         info = self._restore(full, prefix, deadline=deadline)
         prompt_ms = (time.perf_counter() - started) * 1000
 
+        decoder = self._decoder(request, full, deadline)
+        content: str | None = None
+        calls: list[LLMToolCall] = []
+        finish = "stop"
+        tool_call_id = self._special["<tool_call>"]
+        passes = 0
+        if use_tools and grammar is not None and pseudo:
+            # Two signals must agree on a call: the reply's first token, then the name
+            # choice with the pseudo tool; either one alone lets small talk through.
+            wants_call, first_text = self._call_or_text(decoder.logits(), request.tools)
+            if not wants_call:
+                content, truncated = decoder.text([tool_call_id], self._is_end, first=first_text)
+                finish = "length" if truncated else "stop"
+                if _looks_like_a_call(content):
+                    # It wrote a call as text ('toggle porch light {"action": ...}'): redo
+                    # it as a call under the grammar, from the end of the prompt.
+                    passes += decoder.stats.evals
+                    self._restore(full, prefix, deadline=deadline)
+                    decoder = self._decoder(request, full, deadline)
+                    wants_call, content = True, None
+            if wants_call:
+                calls = self._tool_calls(decoder, choice_tools, grammar)
+                finish = "tool_calls"
+            if calls and calls[0].name == NO_TOOL:
+                # Back to the end of the prompt (one token re-read), then answer in words.
+                passes += decoder.stats.evals
+                self._restore(full, prefix, deadline=deadline)
+                decoder = self._decoder(request, full, deadline)
+                # Start from the best token that does not open a call (not a bare `{"`).
+                _, first = self._first_tokens(decoder.logits(), request.tools)
+                content, truncated = decoder.text([tool_call_id], self._is_end, first=first)
+                calls, finish = [], "length" if truncated else "stop"
+        elif use_tools and grammar is not None:
+            wants_call, first_text = True, None
+            if request.allow_direct_answer:
+                wants_call, first_text = self._call_or_text(decoder.logits(), request.tools)
+            if wants_call:
+                calls = self._tool_calls(decoder, request.tools, grammar)
+                finish = "tool_calls"
+            else:
+                content, truncated = decoder.text([tool_call_id], self._is_end, first=first_text)
+                finish = "length" if truncated else "stop"
+        else:
+            if request.response_schema:
+                decoder.grammar = self._grammar_text(value_grammar(request.response_schema))
+                decoder.grammar.reset()
+            # A plain-text reply must not open a call, whatever the model would like.
+            content, truncated = decoder.text([tool_call_id], self._is_end)
+            finish = "length" if truncated else "stop"
+        return self._reply(decoder, full, info, content, calls, finish, started, prompt_ms,
+                           passes)
+
+    def _decoder(self, request: LLMRequest, full: npt.NDArray[np.intc], deadline: float) -> Any:
         decoder = Decoder(
             self._llm,
             self._vocab,
@@ -250,27 +370,20 @@ class EmbeddedBackend:
             is_end=self._is_end,
         )
         decoder.set_prompt_logits(read_last_logits(self._llm))
-        content: str | None = None
-        calls: list[LLMToolCall] = []
-        finish = "stop"
-        tool_call_id = self._special["<tool_call>"]
-        if use_tools and grammar is not None:
-            wants_call, first_text = True, None
-            if request.allow_direct_answer:
-                wants_call, first_text = self._call_or_text(decoder.logits())
-            if wants_call:
-                calls = self._tool_calls(decoder, request.tools, grammar)
-                finish = "tool_calls"
-            else:
-                content, truncated = decoder.text([tool_call_id], self._is_end, first=first_text)
-                finish = "length" if truncated else "stop"
-        else:
-            if request.response_schema:
-                decoder.grammar = self._grammar_text(value_grammar(request.response_schema))
-                decoder.grammar.reset()
-            # A plain-text reply must not open a call, whatever the model would like.
-            content, truncated = decoder.text([tool_call_id], self._is_end)
-            finish = "length" if truncated else "stop"
+        return decoder
+
+    def _reply(
+        self,
+        decoder: Any,
+        full: npt.NDArray[np.intc],
+        info: dict[str, Any],
+        content: str | None,
+        calls: list[LLMToolCall],
+        finish: str,
+        started: float,
+        prompt_ms: float,
+        passes: int,
+    ) -> LLMReply:
         total_ms = (time.perf_counter() - started) * 1000
         stats = decoder.stats
         usage: dict[str, Any] = {
@@ -284,7 +397,7 @@ class EmbeddedBackend:
             "drafted_tokens": stats.drafted,
             "draft_passes": stats.drafts,
             "evaluated_output_tokens": stats.evaluated,
-            "forward_passes": stats.evals,
+            "forward_passes": stats.evals + passes,
             "prompt_ms": round(prompt_ms, 1),
             "generation_ms": round(total_ms - prompt_ms, 1),
             "total_ms": round(total_ms, 1),
@@ -327,7 +440,9 @@ class EmbeddedBackend:
             raise LLMError("internal: a call names an unknown tool")
         return calls
 
-    def _call_or_text(self, logits: npt.NDArray[np.float32]) -> tuple[bool, int | None]:
+    def _call_or_text(
+        self, logits: npt.NDArray[np.float32], tools: list[dict[str, Any]]
+    ) -> tuple[bool, int | None]:
         """Whether the reply is a tool call, judged from its first token.
 
         Qwen2.5-Coder-0.5B rarely opens with the <tool_call> token: it starts a bare `{"`,
@@ -335,24 +450,41 @@ class EmbeddedBackend:
         token is the start of a spoken answer. The call wins unless the answer's token
         is ahead by `direct_answer_margin` (measured: see docs/embedded-llm.md).
         """
-        top = np.argpartition(-logits, 256)[:256]
-        top = top[np.argsort(-logits[top])]
-        best_call = best_text = None
-        for token in (int(t) for t in top):
-            piece = self._piece(token).lstrip()
-            intent = token == self._special["<tool_call>"] or piece.startswith((b"{", b"<", b"`"))
-            if intent and best_call is None:
-                best_call = token
-            elif not intent and not self._is_end(token) and best_text is None and piece:
-                best_text = token
-            if best_call is not None and best_text is not None:
-                break
+        best_call, best_text = self._first_tokens(logits, tools)
         if best_text is None:
             return True, None
         if best_call is None:
             return False, best_text
         wants_call = logits[best_call] + self.direct_answer_margin >= logits[best_text]
         return bool(wants_call), None if wants_call else best_text
+
+    def _first_tokens(
+        self, logits: npt.NDArray[np.float32], tools: list[dict[str, Any]]
+    ) -> tuple[int | None, int | None]:
+        """The best token that opens a call and the best one that starts an answer."""
+        # Starting with a tool's name (`set_timer {...}`, as the compact examples are
+        # written) is also a call; spoken answers start with a capital letter.
+        names = tuple(tool_name(t).encode() for t in tools)
+        top = np.argpartition(-logits, 256)[:256]
+        top = top[np.argsort(-logits[top])]
+        best_call = best_text = None
+        for token in (int(t) for t in top):
+            piece = self._piece(token).lstrip()
+            intent = token == self._special["<tool_call>"] or piece.startswith((b"{", b"<", b"`"))
+            intent = intent or (len(piece) >= 3 and any(n.startswith(piece) for n in names))
+            if intent and best_call is None:
+                best_call = token
+            elif not intent and not self._is_end(token) and best_text is None and piece:
+                best_text = token
+            if best_call is not None and best_text is not None:
+                break
+        return best_call, best_text
+
+    def _shown_tools(self, tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        """The tool schemas the prompt shows (the grammar always gets the full ones)."""
+        if not tools:
+            return None
+        return slim_tools(tools) if self.prompt_style == "compact" else tools
 
     def _is_end(self, token: int) -> bool:
         return token == self._special["<|im_end|>"] or bool(

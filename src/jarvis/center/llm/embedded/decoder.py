@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -122,6 +123,20 @@ def json_value_end(buf: bytes) -> int | None:
             if depth == 0:
                 return i + 1
     return None
+
+
+# Longest free string value in a call (a device name, a reminder text, a search query).
+MAX_STRING_BYTES = 300
+
+
+def _closable(value: bytes) -> bool:
+    """Whether a string value may end here: not inside an escape or a UTF-8 character."""
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    backslashes = len(value) - len(value.rstrip(b"\\"))
+    return backslashes % 2 == 0 and re.search(rb"\\u[0-9a-fA-F]{0,3}$", value) is None
 
 
 def _prefix_free(options: Sequence[bytes]) -> bool:
@@ -303,8 +318,12 @@ class Decoder:
         self.buffer = texts[chosen][len(done) :]
         return indices[chosen]
 
-    def sample_value(self, opening: bytes = b"") -> bytes:
-        """Sample one JSON value under the grammar; returns its text (incl. `opening`)."""
+    def sample_value(self, opening: bytes = b"", cap: int | None = None) -> bytes:
+        """Sample one JSON value under the grammar; returns its text (incl. `opening`).
+
+        `cap`: for a free string (opened with `"`), close it once it is this many bytes
+        long; a small model fed word salad can otherwise repeat itself until max_tokens.
+        """
         self.literal(opening)
         value = opening
         if self.overflow:
@@ -312,6 +331,10 @@ class Decoder:
             self.overflow = b""
         self.flush()
         while (end := json_value_end(value)) is None:
+            if cap is not None and len(value) > cap and _closable(value):
+                self.literal(b'"')
+                value += b'"'
+                continue
             run = self.sample_run()
             if not run:
                 raise DecodeError("the model ended its turn inside a value")
@@ -448,7 +471,8 @@ class Decoder:
         elif is_structured_object(schema):
             self.walk_object(schema)
         elif schema.get("type") == "string" and not schema.get("anyOf") and not schema.get("oneOf"):
-            self.sample_value(b'"')
+            plain = not schema.get("format") and not schema.get("pattern")
+            self.sample_value(b'"', cap=MAX_STRING_BYTES if plain else None)
         else:
             self.sample_value()
 

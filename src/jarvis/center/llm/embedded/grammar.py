@@ -162,7 +162,9 @@ class GrammarBuilder:
             if not isinstance(items, dict) or not items:
                 return "j-array"
             item = self.value(items, hint + "-item")
-            min_items = schema.get("minItems", 0)
+            # An empty list means the same as leaving the key out, and a small model offered
+            # "[]" takes it when unsure; only an explicit minItems 0 allows it.
+            min_items = schema.get("minItems", 1)
             if isinstance(min_items, int) and min_items >= 1:
                 body = f'"[" {item} (", " {item})* "]"'
             else:

@@ -8,6 +8,7 @@ model's own template keeps the prompt identical to what it was trained on.
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from typing import Any
 
@@ -68,6 +69,57 @@ def normalize_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+_EXAMPLE_TAIL = re.compile(r"\s*(?:Example|e\.g\.)\s*:?.*$", re.IGNORECASE | re.DOTALL)
+
+
+def _short(text: str, limit: int) -> str:
+    text = _EXAMPLE_TAIL.sub("", " ".join(str(text).split()))
+    text = re.split(r"; | \(|\. ", text, maxsplit=1)[0].rstrip(" .;,")
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0]
+
+
+def _slim_schema(schema: dict[str, Any], limit: int) -> dict[str, Any]:
+    keep = ("type", "enum", "const", "format", "items", "properties", "required",
+            "minimum", "maximum")
+    out: dict[str, Any] = {}
+    for key in keep:
+        if key not in schema:
+            continue
+        value = schema[key]
+        if key == "items" and isinstance(value, dict):
+            value = _slim_schema(value, limit)
+        elif key == "properties" and isinstance(value, dict):
+            value = {k: _slim_schema(v, limit) if isinstance(v, dict) else v
+                     for k, v in value.items()}
+        out[key] = value
+    if schema.get("description") and limit > 0:
+        out["description"] = _short(schema["description"], limit)
+    if "anyOf" in schema or "oneOf" in schema:  # rare; show them whole rather than wrong
+        return dict(schema)
+    return out
+
+
+def slim_tools(tools: list[dict[str, Any]], param_limit: int = 70) -> list[dict[str, Any]]:
+    """The tool schemas as the prompt shows them in the compact style.
+
+    Same JSON shape the model was trained on (so it still reads them well), but parameter
+    descriptions cut to their first clause without examples (a model copies an example
+    such as 'Paris, France' into calls), and keywords that do not help it choose dropped.
+    The grammar still uses the full schemas.
+    """
+    slim: list[dict[str, Any]] = []
+    for tool in tools:
+        function = tool.get("function", tool)
+        entry: dict[str, Any] = {"name": function.get("name")}
+        if function.get("description"):
+            entry["description"] = " ".join(str(function["description"]).split())
+        params = function.get("parameters")
+        if isinstance(params, dict):
+            entry["parameters"] = _slim_schema(params, param_limit)
+        slim.append({"type": "function", "function": entry})
+    return slim
+
+
 class ChatPrompt:
     """Renders messages + tools with a Jinja chat template (HF semantics)."""
 
@@ -98,14 +150,20 @@ class ChatPrompt:
     def system_prefix(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
     ) -> str:
-        """The rendered system turn (with the tools): the part shared by a conversation.
+        """The rendered leading system turns (with the tools): what a conversation shares.
+
+        Every system message before the first other message counts (the center puts the
+        stable prompt and the day's dates there); a final system message never does.
 
         Empty when the conversation has no system message, or when the template does not
         render it as a plain prefix of the full prompt.
         """
-        if not messages or messages[0].get("role") != "system":
+        lead = 0
+        while lead < len(messages) - 1 and messages[lead].get("role") == "system":
+            lead += 1
+        if lead == 0:
             return ""
-        return self.render(messages[:1], tools, add_generation_prompt=False)
+        return self.render(messages[:lead], tools, add_generation_prompt=False)
 
 
 # Used when a GGUF carries no template: ChatML with Hermes-style tools, which is what

@@ -1,0 +1,324 @@
+"""Accuracy and latency of the embedded LLM through the real center, on the real commands.
+
+    .venv/bin/python bench/accuracy.py                 # the whole corpus, 0.5B model
+    .venv/bin/python bench/accuracy.py --only timers --limit 5 --json out.json
+    .venv/bin/python bench/accuracy.py --model 1.5b
+
+The center runs in a child process (its own peak RSS is reported) on a loopback port with
+the embedded backend and the clock fixed by `JARVIS_FAKE_NOW`, so relative dates mean the
+same on every run. This process plays the node: it registers every built-in command's
+schemas exactly as a node does (`discover_commands` + `JarvisCommandCenterClient`), then
+for each corpus utterance (bench/corpus/*.yaml, format in bench/corpus/README.md) starts a
+conversation and sends the utterance to `/voice/command`. The FIRST validated client tool
+call (stop_reason `tool_calls`) is scored; commands are never executed and the node's
+pre-routing is bypassed, so the LLM is what is measured. Latency is utterance -> validated
+tool call (or answer) as the node sees it, with the conversation's prompt prefix warm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import yaml
+
+CORPUS = Path(__file__).parent / "corpus"
+# A Wednesday morning: "tonight", "this weekend", "friday" all lie ahead of it.
+REFERENCE = "2026-01-14T10:00:00-05:00"
+TIMEZONE = "America/New_York"
+MODEL_FILES = {
+    "0.5b": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    "1.5b": "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+}
+
+
+# --- corpus and matchers --------------------------------------------------------------------
+@dataclass
+class Entry:
+    file: str
+    utterance: str
+    tool: str | None
+    args: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def load_corpus(only: str | None) -> list[Entry]:
+    entries: list[Entry] = []
+    for path in sorted(CORPUS.glob("*.yaml")):
+        if only and path.stem != Path(only).stem:
+            continue
+        for item in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
+            entries.append(Entry(path.stem, str(item["utterance"]), item.get("tool"),
+                                 dict(item.get("args") or {})))
+    return entries
+
+
+_DURATION = re.compile(
+    r"^P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$"
+)
+
+
+def _seconds(text: str) -> float | None:
+    match = _DURATION.match(text.strip().upper())
+    if not match or not any(match.groups()):
+        return None
+    days, hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
+    return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+
+
+def _same(actual: Any, expected: Any) -> bool:
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return actual == expected
+    if isinstance(expected, int | float):
+        try:
+            return abs(float(actual) - float(expected)) < 1e-6
+        except (TypeError, ValueError):
+            return False
+    if isinstance(expected, str) and isinstance(actual, str):
+        a, e = _seconds(actual), _seconds(expected)
+        if a is not None and e is not None:  # PT3M == PT180S
+            return a == e
+        return actual.strip().casefold() == expected.strip().casefold()
+    return bool(actual == expected)
+
+
+def _days(values: Any) -> set[str]:
+    zone = ZoneInfo(TIMEZONE)
+    out: set[str] = set()
+    for value in values if isinstance(values, list) else [values]:
+        try:
+            moment = datetime.fromisoformat(str(value))
+        except ValueError:
+            out.add(f"unparsable:{value}")
+            continue
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=zone)
+        out.add(moment.astimezone(zone).date().isoformat())
+    return out
+
+
+def match(actual: Any, matcher: dict[str, Any]) -> bool:
+    """One corpus matcher against the produced value (None: the argument is missing)."""
+    if actual is None:
+        return False
+    if "equals" in matcher:
+        return _same(actual, matcher["equals"])
+    if "one_of" in matcher:
+        return any(_same(actual, option) for option in matcher["one_of"])
+    if "contains" in matcher:
+        needle = str(matcher["contains"]).casefold()
+        items = actual if isinstance(actual, list) else [actual]
+        return any(needle in str(item).casefold() for item in items)
+    if "dates" in matcher:
+        from jarvis.center.dates import resolve_relative_date
+
+        reference = datetime.fromisoformat(REFERENCE)
+        wanted: set[str] = set()
+        for phrase in matcher["dates"]:
+            wanted |= _days(resolve_relative_date(phrase, TIMEZONE, reference))
+        return _days(actual) == wanted
+    raise ValueError(f"unknown matcher {matcher}")
+
+
+# --- the center in a child process ----------------------------------------------------------
+def serve(model_path: str, data_dir: str) -> None:
+    """Child mode: run the center, print its URL, stop when stdin closes."""
+    from jarvis.center.llm.embedded import EmbeddedBackend
+    from jarvis.center.server import CenterServer
+    from jarvis.center.settings import CenterSettings
+
+    backend = EmbeddedBackend(model_path)
+    backend.load()
+    settings = CenterSettings(data_dir=Path(data_dir), llm_backend="embedded")
+    with CenterServer(settings=settings, backend=backend) as server:
+        print(server.url, flush=True)
+        sys.stdin.read()
+
+
+def peak_rss_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+# --- the run --------------------------------------------------------------------------------
+def pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from jarvis.center.store import Store
+    from jarvis.node.client import JarvisCommandCenterClient
+    from jarvis.node.registry import discover_commands
+    from jarvis.protocol import NodeContext
+    from jarvis.sdk.context import CommandContext
+
+    entries = load_corpus(args.only)
+    if args.limit:
+        entries = entries[: args.limit]
+    model_path = args.model_path or str(
+        Path(os.environ.get("JARVIS_DATA_DIR", Path.home() / ".local/share/jarvis"))
+        / "models" / MODEL_FILES[args.model]
+    )
+    if not Path(model_path).is_file():
+        raise SystemExit(f"model file {model_path} is missing: run `jarvis model prepare"
+                         f" --model {args.model}` or pass --model-path")
+    data_dir = tempfile.mkdtemp(prefix="jarvis-accuracy-")
+    env = {**os.environ, "JARVIS_FAKE_NOW": REFERENCE, "JARVIS_LOG_LEVEL": "warning"}
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--serve", model_path, data_dir],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+    )
+    assert child.stdout is not None and child.stdin is not None
+    url = child.stdout.readline().strip()
+    if not url:
+        raise SystemExit("the center did not start")
+
+    registry = discover_commands(CommandContext(timezone=TIMEZONE), entry_points_enabled=False,
+                                 yaml_tools=False, user_dir=None)
+    client_tools = [c.to_openai_tool_schema() for c in registry]
+    available = [c.get_command_schema() for c in registry]
+    context = NodeContext(timezone=TIMEZONE, node_id="bench")
+    results: list[dict[str, Any]] = []
+    warm_started = time.perf_counter()
+    with JarvisCommandCenterClient(url, timeout=300) as client:
+        # The first conversation pays the cold prefix (reported apart, not in the latencies).
+        cold_id = "cold-" + uuid.uuid4().hex
+        client.start_conversation(cold_id, context, client_tools, available)
+        client.send_command("what time is it", cold_id)
+        cold_s = time.perf_counter() - warm_started
+        for index, entry in enumerate(entries):
+            cid = f"acc-{index}-{uuid.uuid4().hex[:8]}"
+            client.start_conversation(cid, context, client_tools, available)
+            started = time.perf_counter()
+            response = client.send_command(entry.utterance, cid)
+            latency = time.perf_counter() - started
+            called = response.stop_reason == "tool_calls" and response.tool_calls
+            call = response.tool_calls[0] if called and response.tool_calls else None
+            name = call.function.name if call else None
+            try:
+                arguments = json.loads(call.function.arguments) if call else {}
+            except (TypeError, json.JSONDecodeError):
+                arguments = call.function.arguments if call else {}
+            if not isinstance(arguments, dict):
+                arguments = {}
+            arg_ok = {k: match(arguments.get(k), m) for k, m in entry.args.items()}
+            result = {
+                "file": entry.file, "utterance": entry.utterance, "expected": entry.tool,
+                "stop_reason": response.stop_reason, "tool": name, "arguments": arguments,
+                "answer": response.assistant_message, "tool_ok": name == entry.tool,
+                "args_ok": all(arg_ok.values()), "arg_checks": arg_ok,
+                "latency_s": round(latency, 3), "conversation_id": cid,
+            }
+            results.append(result)
+            if args.verbose or not (result["tool_ok"] and result["args_ok"]):
+                mark = "ok " if result["tool_ok"] and result["args_ok"] else "BAD"
+                said = "" if name else f" / {response.stop_reason}: {response.assistant_message!r}"
+                print(f"{mark} {latency:5.2f}s {entry.utterance!r}: {name} "
+                      f"{json.dumps(arguments, ensure_ascii=False)}{said}", flush=True)
+    rss = peak_rss_mb(child.pid)
+    child.stdin.close()
+    child.wait(timeout=60)
+
+    store = Store(f"sqlite:///{Path(data_dir) / 'center.db'}", run_migrations=False)
+    for result in results:
+        traces = store.turns(result["conversation_id"])
+        trace = traces[0]["trace"] if traces else {}
+        result["retries"] = len(trace.get("retries", []))
+        result["llm_calls"] = len(trace.get("llm_calls", []))
+        usage = [c.get("usage", {}) for c in trace.get("llm_calls", [])]
+        result["usage"] = usage[0] if usage else {}
+    store.close()
+    return summarize(results, rss, cold_s, args.model, model_path)
+
+
+def summarize(results: list[dict[str, Any]], rss: float | None, cold_s: float, model: str,
+              model_path: str) -> dict[str, Any]:
+    def block(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        tool_rows = [r for r in rows if r["expected"]]
+        right = [r for r in tool_rows if r["tool_ok"]]
+        none_rows = [r for r in rows if not r["expected"]]
+        lat = [r["latency_s"] for r in right if r["stop_reason"] == "tool_calls"]
+        return {
+            "entries": len(rows),
+            "tool_accuracy": len(right) / len(tool_rows) if tool_rows else None,
+            "args_accuracy": (sum(r["args_ok"] for r in right) / len(right)) if right else None,
+            "no_false_fire": (sum(r["tool"] is None for r in none_rows) / len(none_rows)
+                              if none_rows else None),
+            "retries": sum(r.get("retries", 0) for r in rows),
+            "p50_s": pct(lat, 0.5), "p95_s": pct(lat, 0.95),
+            "p50_all_s": pct([r["latency_s"] for r in rows], 0.5),
+        }
+
+    by_command: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in results:
+        by_command[r["expected"] or "(no tool)"].append(r)
+    return {
+        "model": model, "model_path": model_path, "reference_time": REFERENCE,
+        "timezone": TIMEZONE, "center_peak_rss_mb": rss, "cold_start_s": round(cold_s, 2),
+        "overall": block(results),
+        "per_command": {name: block(rows) for name, rows in sorted(by_command.items())},
+        "results": results,
+    }
+
+
+def _fmt(value: float | None, percent: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value * 100:.1f}%" if percent else f"{value:.2f}"
+
+
+def print_report(summary: dict[str, Any]) -> None:
+    print(f"\nmodel {summary['model']} ({Path(summary['model_path']).name}), reference time "
+          f"{summary['reference_time']} {summary['timezone']}")
+    print(f"{'command':22} {'n':>4} {'tool':>7} {'args':>7} {'no-fire':>8} {'retries':>7} "
+          f"{'p50 s':>6} {'p95 s':>6}")
+    rows = [*summary["per_command"].items(), ("OVERALL", summary["overall"])]
+    for name, b in rows:
+        print(f"{name:22} {b['entries']:>4} {_fmt(b['tool_accuracy'], True):>7} "
+              f"{_fmt(b['args_accuracy'], True):>7} {_fmt(b['no_false_fire'], True):>8} "
+              f"{b['retries']:>7} {_fmt(b['p50_s']):>6} {_fmt(b['p95_s']):>6}")
+    print(f"center peak RSS: {summary['center_peak_rss_mb']:.0f} MB (its own process); "
+          f"start + cold prefix + first utterance: {summary['cold_start_s']:.1f} s")
+    print(f"p50 over every entry (answers included): {_fmt(summary['overall']['p50_all_s'])} s")
+
+
+def main() -> None:
+    if len(sys.argv) == 4 and sys.argv[1] == "--serve":
+        serve(sys.argv[2], sys.argv[3])
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", choices=sorted(MODEL_FILES), default="0.5b")
+    parser.add_argument("--model-path", help="a GGUF file instead of the prepared --model")
+    parser.add_argument("--limit", type=int, help="only the first N entries")
+    parser.add_argument("--only", help="only this corpus file (e.g. timers or timers.yaml)")
+    parser.add_argument("--json", type=Path, help="write every result and the summary here")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every entry")
+    args = parser.parse_args()
+    summary = run(args)
+    print_report(summary)
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
