@@ -139,7 +139,9 @@ def serve(model_path: str, data_dir: str) -> None:
     from jarvis.center.server import CenterServer
     from jarvis.center.settings import CenterSettings
 
-    backend = EmbeddedBackend(model_path)
+    # --backend-arg values (e.g. no_tool_bias=1.5) arrive as JSON in the environment.
+    options = json.loads(os.environ.get("JARVIS_BENCH_BACKEND_ARGS") or "{}")
+    backend = EmbeddedBackend(model_path, **options)
     backend.load()
     settings = CenterSettings(data_dir=Path(data_dir), llm_backend="embedded")
     with CenterServer(settings=settings, backend=backend) as server:
@@ -165,6 +167,20 @@ def pct(values: list[float], q: float) -> float | None:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
+def backend_args(pairs: list[str] | None) -> dict[str, Any]:
+    """`key=value` pairs for EmbeddedBackend; values are read as JSON when they parse."""
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise SystemExit(f"--backend-arg wants key=value, not {pair!r}")
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from jarvis.center.store import Store
     from jarvis.node.client import JarvisCommandCenterClient
@@ -183,7 +199,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit(f"model file {model_path} is missing: run `jarvis model prepare"
                          f" --model {args.model}` or pass --model-path")
     data_dir = tempfile.mkdtemp(prefix="jarvis-accuracy-")
-    env = {**os.environ, "JARVIS_FAKE_NOW": REFERENCE, "JARVIS_LOG_LEVEL": "warning"}
+    env = {**os.environ, "JARVIS_FAKE_NOW": REFERENCE, "JARVIS_LOG_LEVEL": "warning",
+           "JARVIS_BENCH_BACKEND_ARGS": json.dumps(backend_args(args.backend_arg))}
     child = subprocess.Popen(
         [sys.executable, __file__, "--serve", model_path, data_dir],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
@@ -313,6 +330,8 @@ def main() -> None:
     parser.add_argument("--only", help="only this corpus file (e.g. timers or timers.yaml)")
     parser.add_argument("--json", type=Path, help="write every result and the summary here")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every entry")
+    parser.add_argument("--backend-arg", action="append", metavar="KEY=VALUE",
+                        help="an EmbeddedBackend option, e.g. no_tool_bias=1.5 (repeatable)")
     args = parser.parse_args()
     summary = run(args)
     print_report(summary)

@@ -27,6 +27,7 @@ from jarvis.center.llm.embedded.prompt import ChatPrompt, normalize_messages
 llama_cpp = pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")
 
 from jarvis.center.llm.embedded import EmbeddedBackend  # noqa: E402
+from jarvis.center.llm.embedded.backend import _sentences  # noqa: E402
 from jarvis.center.llm.embedded.decoder import json_value_end  # noqa: E402
 
 DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
@@ -90,7 +91,9 @@ SYSTEM = (
 
 def _request(text: str, **kwargs: Any) -> LLMRequest:
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]
-    return LLMRequest(messages=messages, **{"tools": TOOLS, "max_tokens": 120, **kwargs})
+    # A generous timeout: these tests check outputs, not speed, and CI machines may be busy.
+    options = {"tools": TOOLS, "max_tokens": 120, "timeout": 600.0, **kwargs}
+    return LLMRequest(messages=messages, **options)
 
 
 # --- without the model -----------------------------------------------------------------------
@@ -281,6 +284,29 @@ def test_small_talk_gets_a_direct_answer(backend: EmbeddedBackend) -> None:
     reply = backend.complete(_request("Hello, how are you?", max_tokens=40))
     assert reply.tool_calls == []
     assert reply.content and reply.content.strip()
+
+
+def test_a_cut_answer_ends_at_its_last_sentence_end() -> None:
+    assert _sentences("Rome was founded in 753 BC. It grew into an emp") == (
+        "Rome was founded in 753 BC.")
+    assert _sentences('He said "go!" and left. Then') == 'He said "go!" and left.'
+    assert _sentences("Pi is 3.14159 and then some") == "Pi is 3.14159 and then some"
+    assert _sentences("no sentence end at all ") == "no sentence end at all"
+
+
+@pytest.mark.model
+def test_a_spoken_answer_is_kept_short(backend: EmbeddedBackend) -> None:
+    saved, backend.answer_max_tokens = backend.answer_max_tokens, 12
+    try:
+        reply = backend.complete(_request("Tell me everything about the history of the "
+                                          "Roman empire, in great detail.", max_tokens=300))
+    finally:
+        backend.answer_max_tokens = saved
+    assert reply.tool_calls == []
+    assert reply.content and reply.content.strip()
+    # 12 tokens at most; cut back to a sentence end when one was reached.
+    assert reply.usage["completion_tokens"] <= 12
+    assert len(reply.content.split()) <= 12
 
 
 @pytest.mark.model

@@ -51,6 +51,21 @@ def test_compact_prompt_has_one_example_per_command_and_no_schemas(
     assert len(text) < 3_000
 
 
+def test_compact_prompt_lists_each_commands_keywords(
+    builtins: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+) -> None:
+    catalog = build_catalog(*builtins)
+    text = compact_system_prompt(catalog)
+    lines = {line.split(": ", 1)[0]: line.split(": ", 1)[1] for line in text.splitlines()
+             if ": " in line and not line.startswith('"')}
+    for name, tool in catalog.tools.items():
+        keywords = [w for w in (tool.command or {}).get("keywords") or [] if len(w) > 2]
+        if keywords:
+            assert lines[name].split(", ") == keywords, name
+    assert "volume" in lines["music"].split(", ")
+    assert "in" not in lines["convert_measurement"].split(", ")  # too short to point anywhere
+
+
 def test_compact_dates_are_copyable_values_for_the_phrases() -> None:
     text = compact_dates_message(ZONE, NOW)
     assert "Wednesday 2026-01-14" in text

@@ -174,6 +174,12 @@ def _compact_examples(tool: ToolSpec, per_tool: int) -> list[str]:
     return lines
 
 
+def _keyword_line(tool: ToolSpec) -> str:
+    # Words of two letters or fewer ("in") point everywhere.
+    words = [str(w) for w in (tool.command or {}).get("keywords") or [] if len(str(w)) > 2]
+    return f"{tool.name}: {', '.join(words)}" if words else ""
+
+
 def compact_system_prompt(catalog: ToolCatalog, cache_key: str | None = None) -> str:
     """The stable system prompt in the compact style: short rules and one example per tool.
 
@@ -187,6 +193,11 @@ def compact_system_prompt(catalog: ToolCatalog, cache_key: str | None = None) ->
             if found is not None:
                 return found
     parts = [_COMPACT_INTRO]
+    # The commands' routing keywords steer a small model off look-alike names (measured:
+    # unit conversions went to calculate 6 times in 11 without them, once with them).
+    words = [line for line in (_keyword_line(t) for t in catalog.tools.values()) if line]
+    if words:
+        parts.append("Words that point to each tool:\n" + "\n".join(words))
     examples = [line for t in catalog.tools.values() for line in _compact_examples(t, 1)]
     if examples:
         examples += _NO_TOOL_EXAMPLES

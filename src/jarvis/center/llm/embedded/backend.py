@@ -12,6 +12,7 @@ import ctypes
 import hashlib
 import json
 import os
+import re
 import secrets
 import threading
 import time
@@ -59,15 +60,16 @@ def default_threads() -> int:
 
 # A pseudo tool offered beside the client's when a spoken answer is allowed: "call or
 # answer" becomes one more name to score, which a small model judges far better than the
-# first token of its reply (measured: docs/embedded-llm.md).
-NO_TOOL = "no_tool"
+# first token of its reply (measured: docs/embedded-llm.md). Named `say` because the
+# compact prompt's examples write an answer as `"hello" -> say: ...`.
+NO_TOOL = "say"
 NO_TOOL_SCHEMA: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": NO_TOOL,
-        "description": "Use when no other tool does what the user asks: greetings, thanks, "
-                       "small talk, general-knowledge questions, or requests for things no "
-                       "tool can do. You then answer in words.",
+        "description": "Answer in words, without a tool: greetings, thanks, small talk, "
+                       "general-knowledge questions, or requests for things no other tool "
+                       "can do.",
         "parameters": {"type": "object", "properties": {}, "required": []},
     },
 }
@@ -83,6 +85,15 @@ def with_no_tool(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _looks_like_a_call(text: str) -> bool:
     """Whether a "spoken" reply is really a tool call written as text (JSON in it)."""
     return '{"' in text or "{'" in text
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=[\s\"')\]]|$)")
+
+
+def _sentences(text: str) -> str:
+    """`text` up to its last complete sentence (all of it when none ends)."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    return text[: ends[-1]].rstrip() if ends else text.rstrip()
 
 
 @dataclass
@@ -107,14 +118,19 @@ class EmbeddedBackend:
             and asking costs two token evaluations per reply, hence 1.
         direct_answer_margin: added to the "call" side when choosing between a tool call
             and a spoken answer (only when the request allows one); negative leans to
-            answering. -1.0 fixed borderline small talk without losing tool requests in
-            our measurements.
+            answering. 0.0 together with `no_tool_bias` 1.5 was the best pair on our
+            corpus (see docs/embedded-llm.md).
         max_draft: most prompt-lookup draft tokens checked in one pass while sampling a
             value (0 disables drafting).
         seed: for temperature > 0.
-        no_tool_choice: when a spoken answer is allowed, offer the `no_tool` pseudo tool
+        no_tool_choice: when a spoken answer is allowed, offer the `say` pseudo tool
             and let the name choice decide call vs answer (else: the first-token rule
             with `direct_answer_margin`).
+        no_tool_bias: added to the `say` pseudo tool's logit when the name is chosen; a
+            calibration of "answer" against the client tools (measured: see the docs).
+        answer_max_tokens: most tokens of a spoken answer given in place of a call (a
+            small model may otherwise talk for 512 tokens, 10-15 s); a cut answer ends
+            at its last sentence end.
         flash_attn: llama.cpp flash attention (slower on our 2-core CPU, hence off).
         prompt_style: "compact" (default) asks the center for its short prompt that lists
             the tools itself (a 0.5B model on 2 cores cannot afford the full one); "full"
@@ -132,13 +148,17 @@ class EmbeddedBackend:
         n_batch: int = 256,
         prefix_cache_size: int = 4,
         max_tool_calls: int = 1,
-        direct_answer_margin: float = -1.0,
+        direct_answer_margin: float = 0.0,
         max_draft: int = 10,
         seed: int | None = None,
         prompt_style: str = "compact",
         flash_attn: bool = False,
         no_tool_choice: bool = True,
+        no_tool_bias: float = 1.5,
+        answer_max_tokens: int = 60,
     ) -> None:
+        self.no_tool_bias = no_tool_bias
+        self.answer_max_tokens = max(1, answer_max_tokens)
         self.flash_attn = flash_attn
         self.no_tool_choice = no_tool_choice
         if prompt_style not in ("compact", "full"):
@@ -161,6 +181,7 @@ class EmbeddedBackend:
         self._grammars: OrderedDict[str, GrammarSampler] = OrderedDict()
         self._pieces: dict[int, bytes] = {}
         self._special: dict[str, int] = {}
+        self._first_gap: float | None = None  # of the last call-or-answer decision (usage)
 
     # --- loading --------------------------------------------------------------------------
     @property
@@ -241,7 +262,7 @@ class EmbeddedBackend:
         Call it when a conversation starts; the first utterance then only pays for its own
         tokens. Returns timings. Messages after the first system message are included too
         (e.g. few-shot examples) if given. `allow_direct_answer` must match the requests
-        to come: it decides whether the `no_tool` pseudo tool is part of the prompt.
+        to come: it decides whether the `say` pseudo tool is part of the prompt.
         """
         started = time.perf_counter()
         with self._lock:
@@ -304,6 +325,8 @@ class EmbeddedBackend:
         prompt_ms = (time.perf_counter() - started) * 1000
 
         decoder = self._decoder(request, full, deadline)
+        self._first_gap = None
+        name_scores: dict[str, float] = {}
         content: str | None = None
         calls: list[LLMToolCall] = []
         finish = "stop"
@@ -314,8 +337,7 @@ class EmbeddedBackend:
             # choice with the pseudo tool; either one alone lets small talk through.
             wants_call, first_text = self._call_or_text(decoder.logits(), request.tools)
             if not wants_call:
-                content, truncated = decoder.text([tool_call_id], self._is_end, first=first_text)
-                finish = "length" if truncated else "stop"
+                content, finish = self._answer(request, decoder, first_text)
                 if _looks_like_a_call(content):
                     # It wrote a call as text ('toggle porch light {"action": ...}'): redo
                     # it as a call under the grammar, from the end of the prompt.
@@ -325,16 +347,17 @@ class EmbeddedBackend:
                     wants_call, content = True, None
             if wants_call:
                 calls = self._tool_calls(decoder, choice_tools, grammar)
+                name_scores = decoder.name_scores
                 finish = "tool_calls"
-            if calls and calls[0].name == NO_TOOL:
+            if calls and calls[0].name == NO_TOOL and choice_tools is not request.tools:
                 # Back to the end of the prompt (one token re-read), then answer in words.
                 passes += decoder.stats.evals
                 self._restore(full, prefix, deadline=deadline)
                 decoder = self._decoder(request, full, deadline)
                 # Start from the best token that does not open a call (not a bare `{"`).
                 _, first = self._first_tokens(decoder.logits(), request.tools)
-                content, truncated = decoder.text([tool_call_id], self._is_end, first=first)
-                calls, finish = [], "length" if truncated else "stop"
+                content, finish = self._answer(request, decoder, first)
+                calls = []
         elif use_tools and grammar is not None:
             wants_call, first_text = True, None
             if request.allow_direct_answer:
@@ -343,8 +366,7 @@ class EmbeddedBackend:
                 calls = self._tool_calls(decoder, request.tools, grammar)
                 finish = "tool_calls"
             else:
-                content, truncated = decoder.text([tool_call_id], self._is_end, first=first_text)
-                finish = "length" if truncated else "stop"
+                content, finish = self._answer(request, decoder, first_text)
         else:
             if request.response_schema:
                 decoder.grammar = self._grammar_text(value_grammar(request.response_schema))
@@ -352,8 +374,29 @@ class EmbeddedBackend:
             # A plain-text reply must not open a call, whatever the model would like.
             content, truncated = decoder.text([tool_call_id], self._is_end)
             finish = "length" if truncated else "stop"
-        return self._reply(decoder, full, info, content, calls, finish, started, prompt_ms,
-                           passes)
+        reply = self._reply(decoder, full, info, content, calls, finish, started, prompt_ms,
+                            passes)
+        # What decided call or answer, for measuring (bench/accuracy.py reads the trace).
+        if self._first_gap is not None:
+            reply.usage["first_token_gap"] = self._first_gap
+        if name_scores:
+            reply.usage["name_scores"] = name_scores
+        return reply
+
+    def _answer(self, request: LLMRequest, decoder: Any, first: int | None) -> tuple[str, str]:
+        """A spoken answer: short (cut at a sentence end) when given in place of a call.
+
+        After a tool result (the outcome in words) the request's own max_tokens applies.
+        """
+        last = request.messages[-1].get("role") if request.messages else None
+        if last == "user":
+            limit = len(decoder.generated) + self.answer_max_tokens
+            decoder.max_tokens = min(decoder.max_tokens, limit)
+        content, truncated = decoder.text([self._special["<tool_call>"]], self._is_end,
+                                          first=first)
+        if not truncated:
+            return content, "stop"
+        return _sentences(content), "length"
 
     def _decoder(self, request: LLMRequest, full: npt.NDArray[np.intc], deadline: float) -> Any:
         decoder = Decoder(
@@ -414,7 +457,8 @@ class EmbeddedBackend:
         for index in range(self.max_tool_calls):
             if index == 0:
                 decoder.commit_raw([self._special["<tool_call>"], self._special["\n"]])
-            text = decoder.tool_call(tools, grammar)
+            bias = [self.no_tool_bias if t is NO_TOOL_SCHEMA else 0.0 for t in tools]
+            text = decoder.tool_call(tools, grammar, bias if self.no_tool_bias else None)
             decoder.commit_raw([self._special["</tool_call>"]])
             parsed = json.loads(text)
             name = parsed["name"]
@@ -451,6 +495,8 @@ class EmbeddedBackend:
         is ahead by `direct_answer_margin` (measured: see docs/embedded-llm.md).
         """
         best_call, best_text = self._first_tokens(logits, tools)
+        if best_call is not None and best_text is not None:
+            self._first_gap = round(float(logits[best_call] - logits[best_text]), 3)
         if best_text is None:
             return True, None
         if best_call is None:

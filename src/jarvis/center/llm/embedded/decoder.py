@@ -198,6 +198,8 @@ class Decoder:
         self.buffer = b""  # decided text, not yet tokenized
         self.grammar: GrammarSampler | None = None
         self._logits: npt.NDArray[np.float32] | None = None
+        self.first_scores: dict[int, float] = {}  # of the last choice, see `choose`
+        self.name_scores: dict[str, float] = {}  # the tool-name step of the last call
 
     # --- model access -------------------------------------------------------------------
     def check_deadline(self) -> None:
@@ -275,8 +277,14 @@ class Decoder:
             text, self.buffer = self.buffer, b""
             self._commit(self.tokenize(text), forced=True)
 
-    def choose(self, options: Sequence[bytes]) -> int:
-        """Index of the option the model prefers; its text becomes part of the output."""
+    def choose(self, options: Sequence[bytes], bias: Sequence[float] | None = None) -> int:
+        """Index of the option the model prefers; its text becomes part of the output.
+
+        `bias`: added per option to its token's logit at the first step where the options
+        diverge (a calibration, e.g. for the "no tool" choice). The logits of that step
+        are kept in `self.first_scores` (option index -> logit, bias excluded).
+        """
+        self.first_scores = {}
         if len(options) == 1:
             self.literal(options[0])
             return 0
@@ -302,13 +310,26 @@ class Decoder:
         toks = [self.tokenize(t) for t in texts]
         cands = list(range(len(indices)))
         pos = 0
+        first_split = True
         while len(cands) > 1:
             nexts = sorted({toks[c][pos] for c in cands})
             if len(nexts) == 1:
                 pick = nexts[0]
                 self._commit([pick], forced=True)
             else:
-                pick = self._pick(self.logits(), np.array(nexts, dtype=np.int32))
+                logits = self.logits()
+                if first_split:
+                    first_split = False
+                    self.first_scores = {indices[c]: float(logits[toks[c][pos]]) for c in cands}
+                    if bias is not None:
+                        shift: dict[int, float] = {}
+                        for c in cands:  # options sharing a token: the largest bias counts
+                            token, b = toks[c][pos], bias[indices[c]]
+                            shift[token] = max(b, shift.get(token, b))
+                        logits = logits.copy()
+                        for token, b in shift.items():
+                            logits[token] += b
+                pick = self._pick(logits, np.array(nexts, dtype=np.int32))
                 self._commit([pick], forced=False)
             cands = [c for c in cands if toks[c][pos] == pick]
             pos += 1
@@ -499,15 +520,25 @@ class Decoder:
             self.walk_value(props[target][1])
             i, first = target + 1, False
 
-    def tool_call(self, tools: list[dict[str, Any]], grammar: GrammarSampler) -> str:
-        """One call inside the grammar: returns its JSON text (`{"name": .., "arguments": ..}`)."""
+    def tool_call(
+        self,
+        tools: list[dict[str, Any]],
+        grammar: GrammarSampler,
+        name_bias: Sequence[float] | None = None,
+    ) -> str:
+        """One call inside the grammar: returns its JSON text (`{"name": .., "arguments": ..}`).
+
+        `name_bias`: per tool, added to the logit of its name (see `choose`).
+        """
         self.flush()
         self.grammar = grammar
         grammar.reset()
         mark = len(self.generated)
         self.literal(name_prefix().encode())
         options = [name_option(tool_name(t)).encode() for t in tools]
-        chosen = self.choose(options)
+        chosen = self.choose(options, name_bias)
+        self.name_scores = {tool_name(tools[i]): round(v, 3)
+                            for i, v in self.first_scores.items()}
         self.walk_object(arguments_schema(tools[chosen]))
         self.literal(b"}\n")
         self.flush()
