@@ -56,14 +56,6 @@ class ToolCatalog:
     def openai_tools(self) -> list[dict[str, Any]]:
         return [t.schema for t in self.tools.values()]
 
-    @property
-    def allow_direct_answer(self) -> bool:
-        """Plain-text answers are allowed unless every described command forbids them."""
-        commands = [t.command for t in self.tools.values() if t.command is not None]
-        if not commands:
-            return True
-        return any(bool(c.get("allow_direct_answer")) for c in commands)
-
 
 def type_from_schema(schema: dict[str, Any]) -> ParamType | None:
     """A JSON schema property -> ParamType; None when it has no usable type."""
