@@ -3,6 +3,7 @@
     .venv/bin/python bench/accuracy.py                 # the whole corpus, 0.5B model
     .venv/bin/python bench/accuracy.py --only timers --limit 5 --json out.json
     .venv/bin/python bench/accuracy.py --model 1.5b
+    .venv/bin/python bench/accuracy.py --corpus bench/heldout   # never used for tuning
 
 The center runs in a child process (its own peak RSS is reported) on a loopback port with
 the embedded backend and the clock fixed by `JARVIS_FAKE_NOW`, so relative dates mean the
@@ -54,9 +55,12 @@ class Entry:
     args: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def load_corpus(only: str | None) -> list[Entry]:
+def load_corpus(only: str | None, corpus: Path = CORPUS) -> list[Entry]:
     entries: list[Entry] = []
-    for path in sorted(CORPUS.glob("*.yaml")):
+    paths = sorted(corpus.glob("*.yaml"))
+    if not paths:
+        raise SystemExit(f"no *.yaml corpus files in {corpus}")
+    for path in paths:
         if only and path.stem != Path(only).stem:
             continue
         for item in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
@@ -111,6 +115,8 @@ def _days(values: Any) -> set[str]:
 
 def match(actual: Any, matcher: dict[str, Any]) -> bool:
     """One corpus matcher against the produced value (None: the argument is missing)."""
+    if "absent" in matcher:  # the user said nothing of it: a value would be made up
+        return (actual is None) == bool(matcher["absent"])
     if actual is None:
         return False
     if "equals" in matcher:
@@ -188,7 +194,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from jarvis.protocol import NodeContext
     from jarvis.sdk.context import CommandContext
 
-    entries = load_corpus(args.only)
+    entries = load_corpus(args.only, args.corpus)
     if args.limit:
         entries = entries[: args.limit]
     model_path = args.model_path or str(
@@ -326,6 +332,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", choices=sorted(MODEL_FILES), default="0.5b")
     parser.add_argument("--model-path", help="a GGUF file instead of the prepared --model")
+    parser.add_argument("--corpus", type=Path, default=CORPUS,
+                        help="folder of corpus files (default bench/corpus; the held-out set: "
+                             "bench/heldout)")
     parser.add_argument("--limit", type=int, help="only the first N entries")
     parser.add_argument("--only", help="only this corpus file (e.g. timers or timers.yaml)")
     parser.add_argument("--json", type=Path, help="write every result and the summary here")

@@ -61,7 +61,7 @@ def test_compact_prompt_lists_each_commands_keywords(
     for name, tool in catalog.tools.items():
         keywords = [w for w in (tool.command or {}).get("keywords") or [] if len(w) > 2]
         if keywords:
-            assert lines[name].split(", ") == keywords, name
+            assert lines[name].split(", ") == keywords[:8], name  # the first eight
     assert "volume" in lines["music"].split(", ")
     assert "in" not in lines["convert_measurement"].split(", ")  # too short to point anywhere
 

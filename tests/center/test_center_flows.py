@@ -484,3 +484,26 @@ def test_restarting_a_conversation_replaces_tools_and_keeps_history(make_center:
     names = {t["function"]["name"] for t in second.tools}
     assert "calculate" in names and "open_weather_command" not in names
     assert [m.get("content") for m in second.messages[1:3]] == ["hello", "Hi there."]
+
+
+def test_the_llm_is_told_which_commands_and_dates_the_utterance_names(make_center: Any) -> None:
+    backend = ScriptedBackend([tool_call("get_calendar_events"), text("Hello!")])
+    center = make_center(backend)
+    cid = conversation_id()
+    events = {**EVENTS_COMMAND, "keywords": ["calendar", "events", "schedule"]}
+    center.start(cid, commands=[events, CALCULATOR_COMMAND])
+    center.command(cid, "whats on my calendar tomorrow, any events?")
+    first = backend.requests[0]
+    assert first.tool_hints == {"get_calendar_events": 2.0}
+    [tomorrow] = first.date_hints
+    assert len(tomorrow) == 1 and "T00:00:00" in tomorrow[0]
+    # Small talk names no command and no date.
+    center.command(conversation_id_and_start(center, [events]), "hello there")
+    assert backend.requests[1].tool_hints == {"get_calendar_events": 0.0}
+    assert backend.requests[1].date_hints == []
+
+
+def conversation_id_and_start(center: Any, commands: list[dict[str, Any]]) -> str:
+    cid = conversation_id()
+    center.start(cid, commands=commands)
+    return cid

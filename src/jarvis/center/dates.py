@@ -760,3 +760,50 @@ def common_date_table(timezone: str, now: datetime | None = None) -> dict[str, l
 def render_date_table(table: dict[str, list[str]]) -> str:
     """One line per phrase ("tomorrow: 2026-11-23T00:00:00-05:00"), for the prompt."""
     return "\n".join(f"{phrase}: {', '.join(values)}" for phrase, values in table.items())
+
+
+
+def _time_said(text: str) -> str | None:
+    """The time of day said in `text` ("at 5 pm"), as written there."""
+    for _, pattern in _TIME_PATTERNS:
+        match = re.search(pattern, text)
+        if match:
+            return match.group(0).strip()
+    return None
+
+
+def dates_heard(utterance: str, timezone: str, now: datetime | None = None) -> list[list[str]]:
+    """The values of the common date phrases `utterance` contains, one list per phrase.
+
+    Longest phrases first and without overlap ("tomorrow morning" is not also "tomorrow"),
+    in the order they are said; "next"/"last"/"this" before a phrase and a time of day
+    said anywhere ("at 5 pm") are resolved with it. A small model copies one of these
+    instead of picking a line of the date table (measured: it takes the wrong weekday
+    when left to choose).
+    """
+    zone = _zone(timezone)
+    reference = _reference(now, zone)
+    table = common_date_table(timezone, reference)
+    words = re.findall(r"[a-z0-9':]+", utterance.lower())
+    text = " " + " ".join(words) + " "
+    clock = _time_said(text.replace("'", ""))
+    found: list[tuple[int, list[str]]] = []
+    for phrase in sorted(table, key=len, reverse=True):
+        needle = f" {phrase} "
+        start = text.find(needle)
+        while start >= 0:
+            before = text[:start].split()[-1:]
+            said = phrase
+            if before and before[0] in ("next", "last", "this") and not phrase.startswith(
+                    ("next", "last", "this")):
+                said = f"{before[0]} {phrase}"
+            if clock:
+                said = f"{said} {clock}"
+            try:
+                values = resolve_relative_date(said, timezone, reference)
+            except ValueError:
+                values = table[phrase]
+            text = text[:start] + " " + "#" * (len(needle) - 2) + " " + text[start + len(needle):]
+            found.append((start, values))
+            start = text.find(needle)
+    return [values for _, values in sorted(found, key=lambda item: item[0])]

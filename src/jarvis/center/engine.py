@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from jarvis.center import dates
+from jarvis.center.keywords import keyword_hints
 from jarvis.center.llm.base import (
     LLMBackend,
     LLMBadResponseError,
@@ -553,7 +555,8 @@ class Engine:
             # whichever command the model finds least wrong.
             allow_direct_answer=True,
             tools_disabled=tools_disabled,
-
+            tool_hints={} if tools_disabled else self._tool_hints(turn),
+            date_hints=[] if tools_disabled else self._date_hints(turn),
             timeout=self.config.llm_timeout,
             max_tokens=self.config.llm_max_tokens,
         )
@@ -580,6 +583,29 @@ class Engine:
             entry["usage"] = reply.usage
         turn.stage("llm", since)
         return reply
+
+    @staticmethod
+    def _tool_hints(turn: _Turn) -> dict[str, float]:
+        """Routing keywords of each client tool heard in this turn's utterance."""
+        if not turn.voice_command:
+            return {}
+        keywords = {name: (spec.command or {}).get("keywords") or []
+                    for name, spec in turn.catalog.tools.items()}
+        heard = keyword_hints(turn.voice_command, keywords)
+        # Every tool that declares keywords is listed (0.0: none heard), so a backend can
+        # tell "nothing named" from "nothing known".
+        return {name: heard.get(name, 0.0) for name, words in keywords.items() if words}
+
+    @staticmethod
+    def _date_hints(turn: _Turn) -> list[list[str]]:
+        """Resolved values of the relative dates named in this turn's utterance."""
+        if not turn.voice_command:
+            return []
+        zone = (turn.node_context or turn.record.node_context).get("timezone") or "UTC"
+        try:
+            return dates.dates_heard(turn.voice_command, zone, turn.now)
+        except ValueError:  # an unknown zone: the model copies from the prompt instead
+            return []
 
     def _tools(self, turn: _Turn) -> list[dict[str, Any]]:
         # The compact style leaves the server tools out: a small model confuses them with the

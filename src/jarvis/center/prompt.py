@@ -174,9 +174,14 @@ def _compact_examples(tool: ToolSpec, per_tool: int) -> list[str]:
     return lines
 
 
+# Keywords per tool shown in the prompt; all of them still steer the tool choice as a prior.
+_PROMPT_KEYWORDS = 8
+
+
 def _keyword_line(tool: ToolSpec) -> str:
     # Words of two letters or fewer ("in") point everywhere.
     words = [str(w) for w in (tool.command or {}).get("keywords") or [] if len(str(w)) > 2]
+    words = words[:_PROMPT_KEYWORDS]
     return f"{tool.name}: {', '.join(words)}" if words else ""
 
 

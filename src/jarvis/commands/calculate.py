@@ -171,7 +171,7 @@ class CalculateCommand(IJarvisCommand):
     @property
     def keywords(self) -> list[str]:
         return ["plus", "minus", "times", "divided", "multiply", "add", "subtract", "math",
-                "calculate"]
+                "calculate", "multiplied", "sum", "total"]
 
     def pre_route(self, voice_command: str) -> PreRouteResult | None:
         arguments = parse_expression(voice_command)

@@ -152,7 +152,8 @@ class ControlDeviceCommand(IJarvisCommand):
     @property
     def keywords(self) -> list[str]:
         return ["turn on", "turn off", "light", "lamp", "switch", "lock", "unlock", "dim",
-                "brightness", "fan"]
+                "brightness", "fan", "thermostat", "heating", "plug", "outlet", "garage",
+                "door", "blinds", "television", "brighter", "dimmer"]
 
     # --- small-model fixes ---------------------------------------------------------------------
     def post_process_tool_call(self, args: dict[str, Any], voice_command: str) -> dict[str, Any]:

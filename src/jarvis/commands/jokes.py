@@ -162,7 +162,7 @@ class TellJokeCommand(IJarvisCommand):
 
     @property
     def keywords(self) -> list[str]:
-        return ["joke", "funny", "laugh"]
+        return ["joke", "funny", "laugh", "pun", "humor"]
 
     def pre_route(self, voice_command: str) -> PreRouteResult | None:
         text = voice_command.lower().strip().rstrip("?.!").strip()

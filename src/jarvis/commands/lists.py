@@ -361,4 +361,4 @@ class TodoListCommand(_ListCommand):
 
     @property
     def keywords(self) -> list[str]:
-        return ["todo", "to-do", "task", "tasks", "chores", "list"]
+        return ["todo", "to-do", "to do", "task", "tasks", "chore", "chores", "errand", "list"]

@@ -224,7 +224,8 @@ class ConvertMeasurementCommand(IJarvisCommand):
     @property
     def keywords(self) -> list[str]:
         return ["convert", "how many", "in", "miles", "kilometers", "pounds", "celsius",
-                "fahrenheit", "cups"]
+                "fahrenheit", "cups", "inches", "feet", "meters", "centimeters", "grams",
+                "kilograms", "ounces", "liters", "gallons", "tablespoons", "teaspoons"]
 
     def post_process_tool_call(self, args: dict[str, Any], voice_command: str) -> dict[str, Any]:
         fixed = dict(args)

@@ -373,7 +373,8 @@ class MusicCommand(IJarvisCommand):
 
     @property
     def keywords(self) -> list[str]:
-        return ["play", "music", "song", "pause", "skip", "next", "volume", "resume", "stop"]
+        return ["play", "music", "song", "pause", "skip", "next", "volume", "resume", "stop",
+                "track", "album", "playlist", "artist", "shuffle", "louder", "quieter", "radio"]
 
     # --- routing -----------------------------------------------------------------------------
     def pre_route(self, voice_command: str) -> PreRouteResult | None:

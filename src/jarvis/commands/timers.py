@@ -147,7 +147,7 @@ class SetTimerCommand(IJarvisCommand):
 
     @property
     def keywords(self) -> list[str]:
-        return ["timer", "countdown", "minutes", "seconds"]
+        return ["timer", "countdown", "minutes", "seconds", "hours"]
 
     def pre_route(self, voice_command: str) -> PreRouteResult | None:
         text = voice_command.lower().strip().rstrip(".!?").strip()
@@ -238,7 +238,7 @@ class CheckTimersCommand(IJarvisCommand):
 
     @property
     def keywords(self) -> list[str]:
-        return ["timer", "left", "remaining"]
+        return ["timer", "left", "remaining", "how long"]
 
     def pre_route(self, voice_command: str) -> PreRouteResult | None:
         text = voice_command.lower().strip().rstrip("?.!").strip()
@@ -308,7 +308,7 @@ class CancelTimerCommand(IJarvisCommand):
 
     @property
     def keywords(self) -> list[str]:
-        return ["cancel", "timer", "stop timer", "delete timer"]
+        return ["cancel", "timer", "stop timer", "delete timer", "clear"]
 
     def post_process_tool_call(self, args: dict[str, Any], voice_command: str) -> dict[str, Any]:
         fixed = dict(args)

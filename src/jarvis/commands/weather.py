@@ -242,7 +242,7 @@ class GetWeatherCommand(IJarvisCommand):
     @property
     def keywords(self) -> list[str]:
         return ["weather", "forecast", "rain", "snow", "temperature", "hot", "cold", "sunny",
-                "wind"]
+                "wind", "umbrella", "cloudy", "storm", "humid", "outside", "jacket"]
 
     def post_process_tool_call(self, args: dict[str, Any], voice_command: str) -> dict[str, Any]:
         fixed = dict(args)

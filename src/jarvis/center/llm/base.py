@@ -51,6 +51,13 @@ class LLMRequest:
     allow_direct_answer: bool = True
     # Set when the engine wants a plain-text reply only (e.g. wording a tool result).
     tools_disabled: bool = False
+    # Tool name -> how many of its routing keywords the utterance contains, for every tool
+    # that declares keywords. A prior a backend may weigh into its tool choice.
+    tool_hints: dict[str, float] = field(default_factory=dict)
+    # The resolved values of the relative dates the utterance names ("tomorrow", "this
+    # weekend"), one list per phrase, in the wire format. A backend may restrict date
+    # arguments to them; none heard suggests a date argument would be made up.
+    date_hints: list[list[str]] = field(default_factory=list)
     # Optional JSON schema the reply text must follow (backends that can, enforce it).
     response_schema: dict[str, Any] | None = None
     timeout: float = 60.0

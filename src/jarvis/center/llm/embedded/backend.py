@@ -33,7 +33,14 @@ from jarvis.center.llm.base import (
     LLMToolCall,
     LLMUnavailableError,
 )
-from jarvis.center.llm.embedded.grammar import tool_call_grammar, tool_name, value_grammar
+from jarvis.center.llm.embedded.grammar import (
+    name_option,
+    name_prefix,
+    tool_call_grammar,
+    tool_name,
+    value_grammar,
+)
+from jarvis.center.llm.embedded.grounding import unsaid_optional_strings
 from jarvis.center.llm.embedded.prompt import (
     FALLBACK_TEMPLATE,
     ChatPrompt,
@@ -96,6 +103,13 @@ def _sentences(text: str) -> str:
     return text[: ends[-1]].rstrip() if ends else text.rstrip()
 
 
+def _utterance(request: LLMRequest) -> str | None:
+    """What the user just said, when the reply answers it (not a tool result)."""
+    last = request.messages[-1] if request.messages else {}
+    content = last.get("content")
+    return content if last.get("role") == "user" and isinstance(content, str) else None
+
+
 @dataclass
 class _Prefix:
     """A saved KV state of sequence 0 after `tokens` (the system turn with the tools)."""
@@ -156,7 +170,27 @@ class EmbeddedBackend:
         no_tool_choice: bool = True,
         no_tool_bias: float = 1.5,
         answer_max_tokens: int = 60,
+        keyword_bias: float = 4.0,
+        keyword_cap: float = 2.0,
+        unheard_say_bias: float = 6.0,
+        prime_call: bool = True,
+        first_token_check: str = "unheard",
+        optional_key_bias: float = 0.0,
+        undated_key_bias: float = -6.0,
+        use_date_hints: bool = True,
+        drop_unsaid: bool = True,
     ) -> None:
+        self.drop_unsaid = drop_unsaid
+        self.undated_key_bias = undated_key_bias
+        self.use_date_hints = use_date_hints
+        self.prime_call = prime_call
+        if first_token_check not in ("always", "unheard", "never"):
+            raise ValueError("first_token_check must be 'always', 'unheard' or 'never'")
+        self.first_token_check = first_token_check
+        self.optional_key_bias = optional_key_bias
+        self.keyword_bias = keyword_bias
+        self.keyword_cap = keyword_cap
+        self.unheard_say_bias = unheard_say_bias
         self.no_tool_bias = no_tool_bias
         self.answer_max_tokens = max(1, answer_max_tokens)
         self.flash_attn = flash_attn
@@ -181,6 +215,8 @@ class EmbeddedBackend:
         self._grammars: OrderedDict[str, GrammarSampler] = OrderedDict()
         self._pieces: dict[int, bytes] = {}
         self._special: dict[str, int] = {}
+        self._openings: dict[bytes, list[int]] = {}
+        self._dropped: list[str] = []  # optional arguments of the last reply nobody said
         self._first_gap: float | None = None  # of the last call-or-answer decision (usage)
 
     # --- loading --------------------------------------------------------------------------
@@ -245,6 +281,7 @@ class EmbeddedBackend:
                 grammar.close()
             self._grammars.clear()
             self._prefixes.clear()
+            self._openings.clear()
             if self._llm is not None:
                 self._llm.close()
                 self._llm = None
@@ -321,11 +358,15 @@ class EmbeddedBackend:
                 f"{self.n_ctx}; fewer tools, a shorter history or a larger n_ctx would fit"
             )
         grammar = self._grammar_for(choice_tools) if use_tools else None
-        info = self._restore(full, prefix, deadline=deadline)
+        # Most requests with tools end in a call: its opening is read with the prompt.
+        opening = self._call_opening(choice_tools) if use_tools and self.prime_call else None
+        info = self._restore(full, prefix, deadline=deadline, after=opening)
         prompt_ms = (time.perf_counter() - started) * 1000
 
-        decoder = self._decoder(request, full, deadline)
+        decoder = self._decoder(request, full, deadline, info)
         self._first_gap = None
+        self._dropped = []
+        self._unheard = False  # every tool declares keywords and none was heard
         name_scores: dict[str, float] = {}
         content: str | None = None
         calls: list[LLMToolCall] = []
@@ -333,9 +374,16 @@ class EmbeddedBackend:
         tool_call_id = self._special["<tool_call>"]
         passes = 0
         if use_tools and grammar is not None and pseudo:
-            # Two signals must agree on a call: the reply's first token, then the name
-            # choice with the pseudo tool; either one alone lets small talk through.
-            wants_call, first_text = self._call_or_text(decoder.logits(), request.tools)
+            # When no command's keyword was heard, two signals must agree on a call: the
+            # reply's first token, then the name choice with the pseudo tool. A keyword
+            # heard is evidence enough to go straight to the name choice.
+            wants_call, first_text = True, None
+            heard = any(v > 0 for v in request.tool_hints.values())
+            self._unheard = not heard and bool(request.tool_hints) and all(
+                tool_name(t) in request.tool_hints for t in request.tools)
+            if self.first_token_check == "always" or (
+                    self.first_token_check == "unheard" and not heard):
+                wants_call, first_text = self._call_or_text(decoder.logits(), request.tools)
             if not wants_call:
                 content, finish = self._answer(request, decoder, first_text)
                 if _looks_like_a_call(content):
@@ -346,7 +394,8 @@ class EmbeddedBackend:
                     decoder = self._decoder(request, full, deadline)
                     wants_call, content = True, None
             if wants_call:
-                calls = self._tool_calls(decoder, choice_tools, grammar)
+                calls = self._tool_calls(decoder, choice_tools, grammar, request.tool_hints,
+                                         _utterance(request))
                 name_scores = decoder.name_scores
                 finish = "tool_calls"
             if calls and calls[0].name == NO_TOOL and choice_tools is not request.tools:
@@ -363,7 +412,8 @@ class EmbeddedBackend:
             if request.allow_direct_answer:
                 wants_call, first_text = self._call_or_text(decoder.logits(), request.tools)
             if wants_call:
-                calls = self._tool_calls(decoder, request.tools, grammar)
+                calls = self._tool_calls(decoder, request.tools, grammar, request.tool_hints,
+                                         _utterance(request))
                 finish = "tool_calls"
             else:
                 content, finish = self._answer(request, decoder, first_text)
@@ -381,6 +431,10 @@ class EmbeddedBackend:
             reply.usage["first_token_gap"] = self._first_gap
         if name_scores:
             reply.usage["name_scores"] = name_scores
+        if request.tool_hints:
+            reply.usage["tool_hints"] = dict(request.tool_hints)
+        if self._dropped:
+            reply.usage["dropped_arguments"] = list(self._dropped)
         return reply
 
     def _answer(self, request: LLMRequest, decoder: Any, first: int | None) -> tuple[str, str]:
@@ -398,7 +452,27 @@ class EmbeddedBackend:
             return content, "stop"
         return _sentences(content), "length"
 
-    def _decoder(self, request: LLMRequest, full: npt.NDArray[np.intc], deadline: float) -> Any:
+    def _call_opening(self, tools: list[dict[str, Any]]) -> list[int]:
+        """The tokens every call of `tools` starts with, as the decoder will commit them."""
+        texts = [(name_prefix() + name_option(tool_name(t))).encode() for t in tools]
+        key = b"\0".join(texts)
+        found = self._openings.get(key)
+        if found is None:
+            toks = [self._llm.tokenize(t, add_bos=False, special=False) for t in texts]
+            shared = 0
+            while all(len(t) > shared + 1 and t[shared] == toks[0][shared] for t in toks):
+                shared += 1
+            found = [self._special["<tool_call>"], self._special["\n"], *toks[0][:shared]]
+            self._openings[key] = found
+        return found
+
+    def _decoder(
+        self,
+        request: LLMRequest,
+        full: npt.NDArray[np.intc],
+        deadline: float,
+        info: dict[str, Any] | None = None,
+    ) -> Any:
         decoder = Decoder(
             self._llm,
             self._vocab,
@@ -411,8 +485,15 @@ class EmbeddedBackend:
             max_draft=self.max_draft,
             is_special=self._is_special,
             is_end=self._is_end,
+            optional_key_bias=self.optional_key_bias,
+            undated_key_bias=self.undated_key_bias,
+            date_hints=request.date_hints if self.use_date_hints else (),
         )
-        decoder.set_prompt_logits(read_last_logits(self._llm))
+        if info and "prompt_logits" in info:
+            decoder.set_prompt_logits(info.pop("prompt_logits"))
+            decoder.prime(info.pop("after"), info.pop("after_logits"))
+        else:
+            decoder.set_prompt_logits(read_last_logits(self._llm))
         return decoder
 
     def _reply(
@@ -449,19 +530,45 @@ class EmbeddedBackend:
         }
         return LLMReply(content=content, tool_calls=calls, usage=usage)
 
+    def _name_bias(self, tools: list[dict[str, Any]], hints: dict[str, float]) -> list[float]:
+        """Per tool, what is added to its name's logit: the keyword prior and `say`'s bias.
+
+        `say` gets `unheard_say_bias` more only when every client tool declares keywords
+        and none was heard: a command without keywords must not lose to small talk.
+        """
+        bias = []
+        for tool in tools:
+            if tool is NO_TOOL_SCHEMA:
+                bias.append(self.no_tool_bias + (self.unheard_say_bias if self._unheard else 0.0))
+            else:
+                count = min(hints.get(tool_name(tool), 0.0), self.keyword_cap)
+                bias.append(self.keyword_bias * count)
+        return bias
+
     def _tool_calls(
-        self, decoder: Decoder, tools: list[dict[str, Any]], grammar: GrammarSampler
+        self,
+        decoder: Decoder,
+        tools: list[dict[str, Any]],
+        grammar: GrammarSampler,
+        hints: dict[str, float],
+        utterance: str | None = None,
     ) -> list[LLMToolCall]:
         calls: list[LLMToolCall] = []
         seen: set[tuple[str, str]] = set()
         for index in range(self.max_tool_calls):
             if index == 0:
                 decoder.commit_raw([self._special["<tool_call>"], self._special["\n"]])
-            bias = [self.no_tool_bias if t is NO_TOOL_SCHEMA else 0.0 for t in tools]
-            text = decoder.tool_call(tools, grammar, bias if self.no_tool_bias else None)
+            bias = self._name_bias(tools, hints if index == 0 else {})
+            text = decoder.tool_call(tools, grammar, bias if any(bias) else None)
             decoder.commit_raw([self._special["</tool_call>"]])
             parsed = json.loads(text)
             name = parsed["name"]
+            if utterance is not None and self.drop_unsaid:
+                tool = next(t for t in tools if tool_name(t) == name)
+                dropped = unsaid_optional_strings(parsed["arguments"], tool, utterance)
+                for key in dropped:
+                    del parsed["arguments"][key]
+                self._dropped.extend(dropped)
             arguments = json.dumps(parsed["arguments"], ensure_ascii=False)
             if (name, arguments) in seen:  # a small model may repeat itself; once is enough
                 break
@@ -595,11 +702,15 @@ class EmbeddedBackend:
         prefix: npt.NDArray[np.intc],
         *,
         deadline: float | None,
+        after: list[int] | None = None,
     ) -> dict[str, Any]:
         """Bring the context to `full` reusing what is cached; leaves logits of the last token.
 
         Reuse order: the live context (same conversation, same tools), else the longest
         saved prefix state, else evaluate `prefix` and save it for next time.
+        `after`: tokens evaluated right after `full` in the same batch (the likely start of
+        the reply); the logits after `full` and after them are returned in the info as
+        `prompt_logits` and `after_logits`.
         """
         live = self._common(self._live_tokens(), full)
         best: _Prefix | None = None
@@ -627,9 +738,44 @@ class EmbeddedBackend:
             source = "miss"
         else:
             reused_now = reused
-        if reused_now < len(full):
-            self._eval(full[reused_now:], deadline)
-        return {"reused_tokens": reused, "evaluated_tokens": evaluated, "prefix_cache": source}
+        info: dict[str, Any] = {"reused_tokens": reused, "evaluated_tokens": evaluated,
+                                "prefix_cache": source}
+        if not after:
+            if reused_now < len(full):
+                self._eval(full[reused_now:], deadline)
+            return info
+        # The rest of the prompt and `after` in one batch, keeping the logits of both ends.
+        rest = full[reused_now:]
+        head = max(0, len(rest) + len(after) - self.n_batch)
+        if head:
+            self._eval(rest[:head], deadline)
+        tail = [*rest[head:].tolist(), *after]
+        info["after"] = list(after)
+        info["prompt_logits"], info["after_logits"] = self._eval_marked(
+            tail, [len(rest) - head - 1, len(tail) - 1], deadline)
+        return info
+
+    def _eval_marked(
+        self, tokens: list[int], marks: list[int], deadline: float | None
+    ) -> list[npt.NDArray[np.float32]]:
+        """Evaluate `tokens` as one batch; the logits at each index in `marks`."""
+        if deadline is not None and time.monotonic() > deadline:
+            raise LLMTimeoutError("the embedded model timed out reading the prompt")
+        llm = self._llm
+        n_past = llm.n_tokens
+        llm._ctx.kv_cache_seq_rm(-1, n_past, -1)
+        llm._batch.set_batch(batch=tokens, n_past=n_past, logits_all=False)
+        for index in marks:
+            llm._batch.batch.logits[index] = True
+        llm._ctx.decode(llm._batch)
+        llm.input_ids[n_past : n_past + len(tokens)] = tokens
+        llm.n_tokens = n_past + len(tokens)
+        n_vocab = llm.n_vocab()
+        return [
+            np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, index),
+                                  shape=(n_vocab,)).copy()
+            for index in marks
+        ]
 
     def _eval(self, tokens: npt.NDArray[np.intc], deadline: float | None) -> None:
         # In n_batch chunks so a request's timeout is noticed during a long cold prompt.

@@ -139,6 +139,26 @@ def _closable(value: bytes) -> bool:
     return backslashes % 2 == 0 and re.search(rb"\\u[0-9a-fA-F]{0,3}$", value) is None
 
 
+def date_kind(schema: dict[str, Any]) -> str | None:
+    """"date" or "date-time" for a string schema of that format, else None."""
+    fmt = schema.get("format")
+    if schema.get("type") == "string" and fmt in ("date", "date-time"):
+        return str(fmt)
+    return None
+
+
+def is_date_schema(schema: dict[str, Any]) -> bool:
+    """A date, a date-time, or an array of them."""
+    items = schema.get("items")
+    return date_kind(schema) is not None or (
+        schema.get("type") == "array" and isinstance(items, dict) and date_kind(items) is not None
+    )
+
+
+def _as_kind(value: str, kind: str) -> str:
+    return value[:10] if kind == "date" else value
+
+
 def _prefix_free(options: Sequence[bytes]) -> bool:
     return not any(
         i != j and b.startswith(a) for i, a in enumerate(options) for j, b in enumerate(options)
@@ -179,7 +199,13 @@ class Decoder:
         max_draft: int = 10,
         is_special: Callable[[int], bool] = lambda token: False,
         is_end: Callable[[int], bool] = lambda token: False,
+        optional_key_bias: float = 0.0,
+        undated_key_bias: float = 0.0,
+        date_hints: Sequence[Sequence[str]] = (),
     ) -> None:
+        self.optional_key_bias = optional_key_bias
+        self.undated_key_bias = undated_key_bias
+        self.date_hints = [list(vs) for vs in date_hints if vs]
         self.llm = llm
         self.vocab = vocab
         self.deadline = deadline
@@ -200,6 +226,10 @@ class Decoder:
         self._logits: npt.NDArray[np.float32] | None = None
         self.first_scores: dict[int, float] = {}  # of the last choice, see `choose`
         self.name_scores: dict[str, float] = {}  # the tool-name step of the last call
+        # Tokens already in the context after the prompt, evaluated with it (see `prime`).
+        self._primed: list[int] = []
+        self._primed_used = 0
+        self._primed_logits: npt.NDArray[np.float32] | None = None
 
     # --- model access -------------------------------------------------------------------
     def check_deadline(self) -> None:
@@ -209,8 +239,30 @@ class Decoder:
     def set_prompt_logits(self, logits: npt.NDArray[np.float32]) -> None:
         self._logits = logits
 
+    def prime(self, tokens: Sequence[int], logits_after: npt.NDArray[np.float32]) -> None:
+        """Tell the decoder the context already holds `tokens` after the prompt.
+
+        The backend evaluates the likely start of the reply (`<tool_call>` and the call's
+        opening text) in the prompt's own batch, saving one forward pass. Committing those
+        same tokens costs nothing; committing anything else drops them from the context.
+        `logits_after`: the logits after the last of them.
+        """
+        self._primed = list(tokens)
+        self._primed_used = 0
+        self._primed_logits = logits_after
+
+    def _drop_primed(self) -> None:
+        self.llm.n_tokens -= len(self._primed)
+        self._primed = []
+
     def logits(self) -> npt.NDArray[np.float32]:
         """Logits after everything committed so far; runs pending tokens as one batch."""
+        if self._primed and self._primed_used:
+            # Stopped inside the primed tokens, whose logits were not kept: read the last
+            # committed one again.
+            self._drop_primed()
+            self.llm.n_tokens -= 1
+            self.pending.append(self.generated[-1])
         if self.pending:
             self.check_deadline()
             started = time.perf_counter()
@@ -240,6 +292,16 @@ class Decoder:
                         f"internal: token {self.piece(token)!r} is outside the grammar"
                     )
                 self.grammar.accept(token)
+            if self._primed and not evaluated:
+                if token == self._primed[0]:
+                    self._primed.pop(0)
+                    self._primed_used += 1
+                    if not self._primed:
+                        self._logits = self._primed_logits
+                    self.generated.append(token)
+                    self.stats.forced += 1
+                    continue
+                self._drop_primed()
             if not evaluated:
                 self.pending.append(token)
             self.generated.append(token)
@@ -280,9 +342,9 @@ class Decoder:
     def choose(self, options: Sequence[bytes], bias: Sequence[float] | None = None) -> int:
         """Index of the option the model prefers; its text becomes part of the output.
 
-        `bias`: added per option to its token's logit at the first step where the options
-        diverge (a calibration, e.g. for the "no tool" choice). The logits of that step
-        are kept in `self.first_scores` (option index -> logit, bias excluded).
+        `bias`: added per option to its token's logit at every step where the options
+        diverge (a prior, e.g. for the "no tool" choice). The logits of the first such
+        step are kept in `self.first_scores` (option index -> logit, bias excluded).
         """
         self.first_scores = {}
         if len(options) == 1:
@@ -321,14 +383,16 @@ class Decoder:
                 if first_split:
                     first_split = False
                     self.first_scores = {indices[c]: float(logits[toks[c][pos]]) for c in cands}
-                    if bias is not None:
-                        shift: dict[int, float] = {}
-                        for c in cands:  # options sharing a token: the largest bias counts
-                            token, b = toks[c][pos], bias[indices[c]]
-                            shift[token] = max(b, shift.get(token, b))
-                        logits = logits.copy()
-                        for token, b in shift.items():
-                            logits[token] += b
+                if bias is not None:
+                    # At every split, so options that share their first tokens (get_weather,
+                    # get_current_time) are told apart by their bias too.
+                    shift: dict[int, float] = {}
+                    for c in cands:  # options sharing a token: the largest bias counts
+                        token, b = toks[c][pos], bias[indices[c]]
+                        shift[token] = max(b, shift.get(token, b))
+                    logits = logits.copy()
+                    for token, b in shift.items():
+                        logits[token] += b
                 pick = self._pick(logits, np.array(nexts, dtype=np.int32))
                 self._commit([pick], forced=False)
             cands = [c for c in cands if toks[c][pos] == pick]
@@ -478,10 +542,35 @@ class Decoder:
         return int(self.rng.choice(ids, p=probs))
 
     # --- structures ------------------------------------------------------------------------
+    def date_literals(self, schema: dict[str, Any]) -> list[bytes] | None:
+        """The values a date argument may take: those of the dates the user named.
+
+        For a date or date-time, each value heard; for an array of them, each phrase's
+        list ("this weekend": both days) and each value alone. None when no date was
+        heard or the schema is not a date.
+        """
+        if not self.date_hints:
+            return None
+        kind = date_kind(schema)
+        if kind is not None:
+            values = dict.fromkeys(_as_kind(v, kind) for vs in self.date_hints for v in vs)
+            return [json_literal(v).encode() for v in values]
+        kind = date_kind(schema.get("items") or {}) if schema.get("type") == "array" else None
+        if kind is None:
+            return None
+        lists = [[_as_kind(v, kind) for v in vs] for vs in self.date_hints]
+        lists += [[v] for vs in lists for v in vs]
+        limit = schema.get("maxItems") if isinstance(schema.get("maxItems"), int) else None
+        options = dict.fromkeys(json.dumps(list(dict.fromkeys(vs))) for vs in lists
+                                if limit is None or len(set(vs)) <= limit)
+        return [o.encode() for o in options] or None
+
     def walk_value(self, schema: dict[str, Any]) -> None:
         """One value: a choice when its literals are known, else sampled under the grammar."""
-        literals: list[bytes] | None = None
-        if "const" in schema:
+        literals: list[bytes] | None = self.date_literals(schema)
+        if literals is not None:
+            pass
+        elif "const" in schema:
             literals = [json_literal(schema["const"]).encode()]
         elif isinstance(schema.get("enum"), list) and schema["enum"]:
             literals = [json_literal(v).encode() for v in schema["enum"]]
@@ -514,11 +603,23 @@ class Decoder:
             else:
                 options.append(b"}")
                 targets.append(None)
-            target = targets[self.choose(options)]
+            bias = None
+            if len(options) > 1 and (self.optional_key_bias or self.undated_key_bias):
+                # Every option but a required key or the close opens an optional key.
+                bias = [0.0 if t is None or props[t][2] else self._key_bias(props[t][1])
+                        for t in targets]
+            target = targets[self.choose(options, bias)]
             if target is None:
                 return
             self.walk_value(props[target][1])
             i, first = target + 1, False
+
+    def _key_bias(self, schema: dict[str, Any]) -> float:
+        """The prior against opening an optional key: more so for a date nobody said."""
+        bias = self.optional_key_bias
+        if not self.date_hints and is_date_schema(schema):
+            bias += self.undated_key_bias
+        return bias
 
     def tool_call(
         self,

@@ -13,7 +13,8 @@ same structure to batch the tokens the grammar forces:
   a fixed order makes most keys forced text instead of sampled text;
 - `format` date / date-time / time / duration become constrained strings matching the
   center's strict wire rules (date-time needs seconds and an offset);
-- enums and consts are an alternation of their JSON literals.
+- enums and consts are an alternation of their JSON literals;
+- arrays hold at most `maxItems`, else `MAX_ARRAY_ITEMS`, items.
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ _PRIMITIVES: dict[str, str] = {
         r'"\"P" ([0-9]+ "W" | f-dur-date ("T" f-dur-time)? | "T" f-dur-time) "\""'
     ),
 }
+
+# Most items of an array without maxItems: more than anyone says in one sentence.
+MAX_ARRAY_ITEMS = 12
 
 _FORMAT_RULES = {
     "date": "f-date-string",
@@ -165,10 +169,15 @@ class GrammarBuilder:
             # An empty list means the same as leaving the key out, and a small model offered
             # "[]" takes it when unsure; only an explicit minItems 0 allows it.
             min_items = schema.get("minItems", 1)
+            # Bounded: a small model unsure when to stop repeats a date until max_tokens.
+            max_items = schema.get("maxItems", MAX_ARRAY_ITEMS)
+            if not isinstance(max_items, int) or max_items < 1:
+                max_items = MAX_ARRAY_ITEMS
+            more = f'(", " {item}){{0,{max_items - 1}}}' if max_items > 1 else ""
             if isinstance(min_items, int) and min_items >= 1:
-                body = f'"[" {item} (", " {item})* "]"'
+                body = f'"[" {item} {more} "]"'
             else:
-                body = f'"[" ({item} (", " {item})*)? "]"'
+                body = f'"[" ({item} {more})? "]"'
             return self.rule(hint + "-array", body)
         if kind == "object":
             if is_structured_object(schema):

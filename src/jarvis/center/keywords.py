@@ -1,0 +1,69 @@
+"""Which commands an utterance names by their routing keywords.
+
+Commands declare `keywords` (the words people use for them: "timer", "forecast", "turn
+on"). The center counts, per tool, the distinct keywords heard in the utterance and hands
+the counts to the LLM backend as a prior for its tool choice: a 0.5B model confuses
+look-alike tools ("turn the volume up" -> set_timer) that a keyword settles, and an
+utterance that names no command at all ("um", "okay") is more likely small talk.
+
+Matching is made for speech recognition output: case and punctuation are ignored, a word
+may carry a plural or verb ending ("timers", "reminded"), and a long word may be misheard
+by a letter or two ("whether" for "weather").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from rapidfuzz import fuzz
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+# Endings a heard word may add to a keyword and still be that keyword.
+_ENDINGS = ("", "s", "es", "ed", "d", "ing", "y", "'s")
+# Misheard words: both at least this long and this similar ("whether" ~ "weather": 86).
+_FUZZY_MIN_LEN = 5
+_FUZZY_MIN_RATIO = 85.0
+
+
+def words(text: str) -> list[str]:
+    """Lowercase words of `text` (apostrophes kept inside words: "don't")."""
+    return _WORD.findall(text.lower().replace("\u2019", "'"))
+
+
+def _word_matches(heard: str, keyword: str) -> bool:
+    if any(heard == keyword + ending for ending in _ENDINGS):
+        return True
+    if len(heard) < _FUZZY_MIN_LEN or len(keyword) < _FUZZY_MIN_LEN:
+        return False
+    return fuzz.ratio(heard, keyword, score_cutoff=_FUZZY_MIN_RATIO) >= _FUZZY_MIN_RATIO
+
+
+def keyword_heard(heard: list[str], keyword: str) -> bool:
+    """Whether the words `heard` contain `keyword` (one word or a phrase of several)."""
+    wanted = words(keyword)
+    if not wanted:
+        return False
+    if len(wanted) == 1 and len(wanted[0]) <= 2:
+        return False  # "in", "on": they point everywhere
+    span = len(wanted)
+    for start in range(len(heard) - span + 1):
+        window = heard[start : start + span]
+        # In a phrase only the last word may carry an ending ("turned off" is not one).
+        if window[:-1] == wanted[:-1] and _word_matches(window[-1], wanted[-1]):
+            return True
+    return False
+
+
+def keyword_hints(utterance: str, keywords: Mapping[str, Iterable[str]]) -> dict[str, float]:
+    """Tool name -> how many of its distinct keywords `utterance` contains (zeros left out)."""
+    heard = words(utterance)
+    hints: dict[str, float] = {}
+    if not heard:
+        return hints
+    for tool, tool_keywords in keywords.items():
+        count = sum(1 for k in dict.fromkeys(str(k) for k in tool_keywords)
+                    if keyword_heard(heard, k))
+        if count:
+            hints[tool] = float(count)
+    return hints

@@ -1,0 +1,70 @@
+"""Routing keywords heard in an utterance: the prior the center gives the LLM's tool choice."""
+
+from __future__ import annotations
+
+import pytest
+
+from jarvis.center.keywords import keyword_heard, keyword_hints, words
+from jarvis.node.registry import discover_commands
+from jarvis.sdk.context import CommandContext
+
+BUILTIN_KEYWORDS = {
+    c.command_name: c.keywords
+    for c in discover_commands(CommandContext(timezone="UTC"), entry_points_enabled=False,
+                               yaml_tools=False, user_dir=None)
+}
+
+
+def test_words_ignore_case_and_punctuation_but_keep_apostrophes() -> None:
+    assert words("Don't forget: Call MOM, tomorrow!") == ["don't", "forget", "call", "mom",
+                                                          "tomorrow"]
+    assert words("don\u2019t") == ["don't"]
+
+
+@pytest.mark.parametrize(
+    ("heard", "keyword"),
+    [
+        ("set a timer", "timer"),
+        ("how many timers are running", "timer"),  # plural
+        ("whats the whether in boston", "weather"),  # misheard, close enough
+        ("turn off the porch light", "turn off"),  # a phrase
+        ("is it rainy", "rain"),
+        ("don't forget the milk", "don't forget"),
+    ],
+)
+def test_heard(heard: str, keyword: str) -> None:
+    assert keyword_heard(words(heard), keyword)
+
+
+@pytest.mark.parametrize(
+    ("heard", "keyword"),
+    [
+        ("what time is it", "timer"),  # a different word, not a misspelling
+        ("set a timer", "time"),  # "timer" is not "time" with an ending
+        ("put it in the box", "in"),  # two letters point everywhere
+        ("turn the oven off", "turn off"),  # a phrase needs its words together
+        ("play some music", "musical"),
+        ("", "timer"),
+    ],
+)
+def test_not_heard(heard: str, keyword: str) -> None:
+    assert not keyword_heard(words(heard), keyword)
+
+
+def test_hints_count_distinct_keywords_per_tool() -> None:
+    hints = keyword_hints("will it rain or snow in the forecast, rain rain",
+                          {"get_weather": ["rain", "snow", "forecast", "rain"],
+                           "set_timer": ["timer"]})
+    assert hints == {"get_weather": 3.0}
+
+
+def test_builtin_keywords_tell_look_alike_commands_apart() -> None:
+    volume = keyword_hints("turn the volume up", BUILTIN_KEYWORDS)
+    assert "music" in volume and "set_timer" not in volume
+    weather = keyword_hints("whats the whether tomorrow", BUILTIN_KEYWORDS)
+    assert set(weather) == {"get_weather"}
+
+
+def test_small_talk_names_no_command() -> None:
+    for said in ("um", "okay", "thank you so much", "who painted the mona lisa"):
+        assert keyword_hints(said, BUILTIN_KEYWORDS) == {}, said

@@ -1,0 +1,61 @@
+"""What the center tells the embedded model about the utterance, and what it does with it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from jarvis.center.dates import dates_heard
+from jarvis.center.llm.embedded.grammar import tool_call_grammar
+from jarvis.center.llm.embedded.grounding import is_said, unsaid_optional_strings
+
+NOW = datetime.fromisoformat("2026-01-14T10:00:00-05:00")  # a Wednesday
+ZONE = "America/New_York"
+
+SHOPPING = {"type": "function", "function": {"name": "shopping_list", "parameters": {
+    "type": "object",
+    "properties": {"action": {"type": "string", "enum": ["add", "read"]},
+                   "items": {"type": "array", "items": {"type": "string"}},
+                   "store": {"type": "string"}},
+    "required": ["action"]}}}
+
+
+def test_dates_heard_are_the_phrases_said_in_order() -> None:
+    assert dates_heard("will it rain tomorrow in seattle", ZONE, NOW) == [
+        ["2026-01-15T00:00:00-05:00"]]
+    assert dates_heard("the weather this weekend and on friday", ZONE, NOW) == [
+        ["2026-01-17T00:00:00-05:00", "2026-01-18T00:00:00-05:00"],
+        ["2026-01-16T00:00:00-05:00"]]
+    assert dates_heard("what time is it", ZONE, NOW) == []
+
+
+def test_dates_heard_take_modifiers_and_the_time_of_day_said() -> None:
+    # The longest phrase wins: "tomorrow morning" is not also "tomorrow".
+    assert dates_heard("wake me tomorrow morning", ZONE, NOW) == [["2026-01-15T09:00:00-05:00"]]
+    assert dates_heard("remind me tomorrow at 5 pm", ZONE, NOW) == [["2026-01-15T17:00:00-05:00"]]
+    assert dates_heard("lunch next friday", ZONE, NOW) == [["2026-01-23T00:00:00-05:00"]]
+
+
+def test_a_value_is_said_when_a_word_of_it_was_heard() -> None:
+    assert is_said("kitchen light", "turn of the kitchen lights")
+    assert is_said("Boston", "whats the whether in boston")
+    assert not is_said("Tokyo", "what time is it")
+
+
+def test_unsaid_optional_free_text_is_found_but_enums_and_said_items_are_kept() -> None:
+    made_up = {"action": "read", "items": ["milk", "eggs"], "store": "Walmart"}
+    assert unsaid_optional_strings(made_up, SHOPPING, "read me the shopping list") == [
+        "items", "store"]
+    said = {"action": "add", "items": ["milk", "bred"], "store": "the corner shop"}
+    assert unsaid_optional_strings(said, SHOPPING, "add milk and bread from the corner shop") == []
+
+
+def test_arrays_without_max_items_are_bounded_in_the_grammar() -> None:
+    tool = {"type": "function", "function": {"name": "weather", "parameters": {
+        "type": "object",
+        "properties": {"days": {"type": "array",
+                                "items": {"type": "string", "format": "date"}},
+                       "pair": {"type": "array", "items": {"type": "integer"},
+                                "maxItems": 2}}}}}
+    gbnf = tool_call_grammar([tool])
+    assert "{0,11}" in gbnf  # 12 items at most by default
+    assert "{0,1}" in gbnf  # maxItems honoured
