@@ -762,7 +762,6 @@ def render_date_table(table: dict[str, list[str]]) -> str:
     return "\n".join(f"{phrase}: {', '.join(values)}" for phrase, values in table.items())
 
 
-
 def _time_said(text: str) -> str | None:
     """The time of day said in `text` ("at 5 pm"), as written there."""
     for _, pattern in _TIME_PATTERNS:

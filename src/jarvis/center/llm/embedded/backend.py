@@ -54,7 +54,12 @@ except ImportError:  # pragma: no cover - exercised only without the extra
     llama_cpp = None  # type: ignore[assignment]
 
 if llama_cpp is not None:
-    from jarvis.center.llm.embedded.decoder import Decoder, GrammarSampler, read_last_logits
+    from jarvis.center.llm.embedded.decoder import (
+        Decoder,
+        GrammarSampler,
+        eval_batch,
+        read_last_logits,
+    )
 
 
 def default_threads() -> int:
@@ -363,10 +368,9 @@ class EmbeddedBackend:
         info = self._restore(full, prefix, deadline=deadline, after=opening)
         prompt_ms = (time.perf_counter() - started) * 1000
 
-        decoder = self._decoder(request, full, deadline, info)
+        decoder = self._decoder(request, full, deadline, opening, info)
         self._first_gap = None
         self._dropped = []
-        self._unheard = False  # every tool declares keywords and none was heard
         name_scores: dict[str, float] = {}
         content: str | None = None
         calls: list[LLMToolCall] = []
@@ -379,7 +383,8 @@ class EmbeddedBackend:
             # heard is evidence enough to go straight to the name choice.
             wants_call, first_text = True, None
             heard = any(v > 0 for v in request.tool_hints.values())
-            self._unheard = not heard and bool(request.tool_hints) and all(
+            # Every tool declares keywords and none was heard.
+            unheard = not heard and bool(request.tool_hints) and all(
                 tool_name(t) in request.tool_hints for t in request.tools)
             if self.first_token_check == "always" or (
                     self.first_token_check == "unheard" and not heard):
@@ -395,7 +400,7 @@ class EmbeddedBackend:
                     wants_call, content = True, None
             if wants_call:
                 calls = self._tool_calls(decoder, choice_tools, grammar, request.tool_hints,
-                                         _utterance(request))
+                                         _utterance(request), unheard=unheard)
                 name_scores = decoder.name_scores
                 finish = "tool_calls"
             if calls and calls[0].name == NO_TOOL and choice_tools is not request.tools:
@@ -471,8 +476,10 @@ class EmbeddedBackend:
         request: LLMRequest,
         full: npt.NDArray[np.intc],
         deadline: float,
+        opening: list[int] | None = None,
         info: dict[str, Any] | None = None,
     ) -> Any:
+        """A decoder at the end of the prompt; `opening`/`info` as `_restore` left them."""
         decoder = Decoder(
             self._llm,
             self._vocab,
@@ -489,9 +496,9 @@ class EmbeddedBackend:
             undated_key_bias=self.undated_key_bias,
             date_hints=request.date_hints if self.use_date_hints else (),
         )
-        if info and "prompt_logits" in info:
+        if opening and info and "prompt_logits" in info:
             decoder.set_prompt_logits(info.pop("prompt_logits"))
-            decoder.prime(info.pop("after"), info.pop("after_logits"))
+            decoder.prime(opening, info.pop("after_logits"))
         else:
             decoder.set_prompt_logits(read_last_logits(self._llm))
         return decoder
@@ -530,16 +537,18 @@ class EmbeddedBackend:
         }
         return LLMReply(content=content, tool_calls=calls, usage=usage)
 
-    def _name_bias(self, tools: list[dict[str, Any]], hints: dict[str, float]) -> list[float]:
+    def _name_bias(
+        self, tools: list[dict[str, Any]], hints: dict[str, float], unheard: bool
+    ) -> list[float]:
         """Per tool, what is added to its name's logit: the keyword prior and `say`'s bias.
 
-        `say` gets `unheard_say_bias` more only when every client tool declares keywords
-        and none was heard: a command without keywords must not lose to small talk.
+        `say` gets `unheard_say_bias` more only when `unheard` (every client tool declares
+        keywords and none was heard): a command without keywords must not lose to small talk.
         """
         bias = []
         for tool in tools:
             if tool is NO_TOOL_SCHEMA:
-                bias.append(self.no_tool_bias + (self.unheard_say_bias if self._unheard else 0.0))
+                bias.append(self.no_tool_bias + (self.unheard_say_bias if unheard else 0.0))
             else:
                 count = min(hints.get(tool_name(tool), 0.0), self.keyword_cap)
                 bias.append(self.keyword_bias * count)
@@ -552,13 +561,15 @@ class EmbeddedBackend:
         grammar: GrammarSampler,
         hints: dict[str, float],
         utterance: str | None = None,
+        *,
+        unheard: bool = False,
     ) -> list[LLMToolCall]:
         calls: list[LLMToolCall] = []
         seen: set[tuple[str, str]] = set()
         for index in range(self.max_tool_calls):
             if index == 0:
                 decoder.commit_raw([self._special["<tool_call>"], self._special["\n"]])
-            bias = self._name_bias(tools, hints if index == 0 else {})
+            bias = self._name_bias(tools, hints if index == 0 else {}, unheard)
             text = decoder.tool_call(tools, grammar, bias if any(bias) else None)
             decoder.commit_raw([self._special["</tool_call>"]])
             parsed = json.loads(text)
@@ -750,32 +761,11 @@ class EmbeddedBackend:
         if head:
             self._eval(rest[:head], deadline)
         tail = [*rest[head:].tolist(), *after]
-        info["after"] = list(after)
-        info["prompt_logits"], info["after_logits"] = self._eval_marked(
-            tail, [len(rest) - head - 1, len(tail) - 1], deadline)
-        return info
-
-    def _eval_marked(
-        self, tokens: list[int], marks: list[int], deadline: float | None
-    ) -> list[npt.NDArray[np.float32]]:
-        """Evaluate `tokens` as one batch; the logits at each index in `marks`."""
         if deadline is not None and time.monotonic() > deadline:
             raise LLMTimeoutError("the embedded model timed out reading the prompt")
-        llm = self._llm
-        n_past = llm.n_tokens
-        llm._ctx.kv_cache_seq_rm(-1, n_past, -1)
-        llm._batch.set_batch(batch=tokens, n_past=n_past, logits_all=False)
-        for index in marks:
-            llm._batch.batch.logits[index] = True
-        llm._ctx.decode(llm._batch)
-        llm.input_ids[n_past : n_past + len(tokens)] = tokens
-        llm.n_tokens = n_past + len(tokens)
-        n_vocab = llm.n_vocab()
-        return [
-            np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, index),
-                                  shape=(n_vocab,)).copy()
-            for index in marks
-        ]
+        info["prompt_logits"], info["after_logits"] = eval_batch(
+            self._llm, tail, [len(rest) - head - 1, len(tail) - 1])
+        return info
 
     def _eval(self, tokens: npt.NDArray[np.intc], deadline: float | None) -> None:
         # In n_batch chunks so a request's timeout is noticed during a long cold prompt.

@@ -155,6 +155,17 @@ def is_date_schema(schema: dict[str, Any]) -> bool:
     )
 
 
+def _known_literals(schema: dict[str, Any]) -> list[bytes] | None:
+    """Every value a const, enum or boolean schema allows, as JSON text; else None."""
+    if "const" in schema:
+        return [json_literal(schema["const"]).encode()]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return [json_literal(v).encode() for v in schema["enum"]]
+    if schema.get("type") == "boolean":
+        return [b"true", b"false"]
+    return None
+
+
 def _as_kind(value: str, kind: str) -> str:
     return value[:10] if kind == "date" else value
 
@@ -497,15 +508,7 @@ class Decoder:
         """Run `tokens` as one batch, returning the logits of every position."""
         self.check_deadline()
         started = time.perf_counter()
-        llm = self.llm
-        n_past = llm.n_tokens
-        llm._ctx.kv_cache_seq_rm(-1, n_past, -1)
-        llm._batch.set_batch(batch=tokens, n_past=n_past, logits_all=True)
-        llm._ctx.decode(llm._batch)
-        llm.input_ids[n_past : n_past + len(tokens)] = tokens
-        llm.n_tokens = n_past + len(tokens)
-        ptr = llama_cpp.llama_get_logits(llm.ctx)
-        rows = np.ctypeslib.as_array(ptr, shape=(len(tokens), llm.n_vocab())).copy()
+        rows = eval_batch(self.llm, tokens, range(len(tokens)))
         self.stats.eval_ms += (time.perf_counter() - started) * 1000
         self.stats.evals += 1
         self.stats.evaluated += len(tokens)
@@ -567,15 +570,9 @@ class Decoder:
 
     def walk_value(self, schema: dict[str, Any]) -> None:
         """One value: a choice when its literals are known, else sampled under the grammar."""
-        literals: list[bytes] | None = self.date_literals(schema)
-        if literals is not None:
-            pass
-        elif "const" in schema:
-            literals = [json_literal(schema["const"]).encode()]
-        elif isinstance(schema.get("enum"), list) and schema["enum"]:
-            literals = [json_literal(v).encode() for v in schema["enum"]]
-        elif schema.get("type") == "boolean":
-            literals = [b"true", b"false"]
+        literals = self.date_literals(schema)
+        if literals is None:
+            literals = _known_literals(schema)
         if literals is not None and _prefix_free(literals):
             self.choose(literals)
         elif is_structured_object(schema):
@@ -667,6 +664,29 @@ class Decoder:
             if self.grammar is not None and json_value_end(out) is not None:
                 # A response_schema value is complete: nothing after it may follow.
                 return out.decode("utf-8", errors="replace"), False
+
+
+def eval_batch(
+    llm: llama_cpp.Llama, tokens: Sequence[int], rows: Sequence[int]
+) -> npt.NDArray[np.float32]:
+    """Append `tokens` to the context in one forward pass; the logits at the indices `rows`.
+
+    Anything in the KV cache past the context's end (a rejected draft, unused primed
+    tokens) is dropped first.
+    """
+    n_past = llm.n_tokens
+    llm._ctx.kv_cache_seq_rm(-1, n_past, -1)
+    llm._batch.set_batch(batch=list(tokens), n_past=n_past, logits_all=False)
+    for index in rows:
+        llm._batch.batch.logits[index] = True
+    llm._ctx.decode(llm._batch)
+    llm.input_ids[n_past : n_past + len(tokens)] = tokens
+    llm.n_tokens = n_past + len(tokens)
+    n_vocab = llm.n_vocab()
+    return np.stack([
+        np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, index), shape=(n_vocab,))
+        for index in rows
+    ])
 
 
 def read_last_logits(llm: llama_cpp.Llama) -> npt.NDArray[np.float32]:
