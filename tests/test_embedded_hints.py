@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from jarvis.center.dates import dates_heard
+from jarvis.center.dates import dates_heard, times_heard
 from jarvis.center.llm.embedded.grammar import tool_call_grammar
-from jarvis.center.llm.embedded.grounding import is_said, unsaid_optional_strings
+from jarvis.center.llm.embedded.grounding import is_said, unsaid_optional_arguments
 
 NOW = datetime.fromisoformat("2026-01-14T10:00:00-05:00")  # a Wednesday
 ZONE = "America/New_York"
@@ -35,6 +35,23 @@ def test_dates_heard_take_modifiers_and_the_time_of_day_said() -> None:
     assert dates_heard("lunch next friday", ZONE, NOW) == [["2026-01-23T00:00:00-05:00"]]
 
 
+def test_dates_heard_beyond_the_table_and_through_typos() -> None:
+    assert dates_heard("remind me on march 3rd to pay", ZONE, NOW) == [
+        ["2026-03-03T00:00:00-05:00"]]
+    assert dates_heard("remind me on the 5th of june at 5 pm", ZONE, NOW) == [
+        ["2026-06-05T17:00:00-04:00"]]
+    assert dates_heard("remind me in 3 days", ZONE, NOW) == [["2026-01-17T00:00:00-05:00"]]
+    assert dates_heard("whats the weather tomorow", ZONE, NOW) == [["2026-01-15T00:00:00-05:00"]]
+    assert dates_heard("may i have a song", ZONE, NOW) == []
+
+
+def test_times_heard_are_clock_times_both_halves_when_unsaid() -> None:
+    assert times_heard("remind me at 7:30 pm to call") == ["19:30"]
+    assert times_heard("wake me at half past 7") == ["07:30", "19:30"]
+    assert times_heard("at noon") == ["12:00"]
+    assert times_heard("remind me tonight") == []
+
+
 def test_a_value_is_said_when_a_word_of_it_was_heard() -> None:
     assert is_said("kitchen light", "turn of the kitchen lights")
     assert is_said("Boston", "whats the whether in boston")
@@ -43,10 +60,25 @@ def test_a_value_is_said_when_a_word_of_it_was_heard() -> None:
 
 def test_unsaid_optional_free_text_is_found_but_enums_and_said_items_are_kept() -> None:
     made_up = {"action": "read", "items": ["milk", "eggs"], "store": "Walmart"}
-    assert unsaid_optional_strings(made_up, SHOPPING, "read me the shopping list") == [
+    assert unsaid_optional_arguments(made_up, SHOPPING, "read me the shopping list") == [
         "items", "store"]
     said = {"action": "add", "items": ["milk", "bred"], "store": "the corner shop"}
-    assert unsaid_optional_strings(said, SHOPPING, "add milk and bread from the corner shop") == []
+    heard = "add milk and bread from the corner shop"
+    assert unsaid_optional_arguments(said, SHOPPING, heard) == []
+
+
+def test_unsaid_optional_numbers_are_found() -> None:
+    lamp = {"type": "function", "function": {"name": "lamp", "parameters": {
+        "type": "object",
+        "properties": {"entity": {"type": "string"}, "brightness": {"type": "integer"},
+                       "level": {"type": "number", "enum": [1, 2]}},
+        "required": ["entity"]}}}
+    invented = {"entity": "lamp", "brightness": 100, "level": 2}
+    assert unsaid_optional_arguments(invented, lamp, "turn on the lamp") == ["brightness"]
+    assert unsaid_optional_arguments(invented, lamp, "lamp to 100 percent") == []
+    assert unsaid_optional_arguments({"entity": "x", "brightness": 1000}, lamp, "1,000") == []
+    # Small numbers stay words in the utterance.
+    assert unsaid_optional_arguments({"entity": "x", "brightness": 2}, lamp, "two lamps") == []
 
 
 def test_arrays_without_max_items_are_bounded_in_the_grammar() -> None:

@@ -17,7 +17,12 @@ import pytest
 
 from jarvis.center.engine import default_clock
 from jarvis.center.llm.base import LLMPromptTooLongError, LLMReply, LLMRequest
-from jarvis.center.llm.embedded.prompt import slim_tools
+from jarvis.center.llm.embedded.prompt import (
+    TOOLS_FOOTER,
+    slim_tools,
+    tool_signature,
+    with_tool_signatures,
+)
 from jarvis.center.llm.scripted import ScriptedBackend, tool_call
 from jarvis.center.prompt import compact_dates_message, compact_system_prompt
 from jarvis.center.server import CenterServer
@@ -74,6 +79,29 @@ def test_compact_dates_are_copyable_values_for_the_phrases() -> None:
     assert "10:00" not in text  # no clock: the message must stay the same all day
     later = datetime.fromisoformat("2026-01-14T18:30:00-05:00")
     assert compact_dates_message(ZONE, later) == text
+
+
+def test_without_the_table_the_dates_message_is_the_day_alone() -> None:
+    text = compact_dates_message(ZONE, NOW, table=False)
+    assert text == "Today is Wednesday 2026-01-14 (timezone America/New_York)."
+
+
+def test_tool_signatures_are_one_line_each_with_types_enums_and_optional_parameters(
+    builtins: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+) -> None:
+    by_name = {t["function"]["name"]: t for t in builtins[0]}
+    weather = tool_signature(by_name["get_weather"])
+    assert weather.startswith('get_weather(city: str = None, resolved_datetimes: datetime[] = '
+                              'None, unit: "metric" | "imperial" = None) - ')
+    assert "\n" not in weather
+    assert tool_signature(by_name["calculate"]).startswith(
+        'calculate(num1: float, num2: float, operation: "add" | "subtract" | ')
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}]
+    shown = with_tool_signatures(messages, builtins[0])
+    assert shown[1:] == messages[1:] and messages[0]["content"] == "Be brief."
+    assert shown[0]["content"].startswith("Be brief.\n\n# Tools")
+    assert shown[0]["content"].endswith(TOOLS_FOOTER)
+    assert len(shown[0]["content"]) < len(json.dumps(slim_tools(builtins[0]))) * 0.7
 
 
 def test_slim_tools_keep_shape_and_enums_but_drop_examples(
@@ -147,6 +175,28 @@ def test_center_sends_the_compact_prompt_warms_it_and_nothing_follows_the_uttera
     while not backend.warmed and time.monotonic() < deadline:
         time.sleep(0.01)
     assert backend.warmed and backend.warmed[0][0] == request.messages[:2]
+
+
+class HintedScripted(CompactScripted):
+    """Scripted LLM (protocol test) that takes its dates from the center's date hints."""
+
+    reads_date_hints = True
+
+
+def test_a_backend_that_reads_date_hints_gets_no_date_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    builtins: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+) -> None:
+    monkeypatch.setenv("JARVIS_FAKE_NOW", "2026-01-14T10:00:00-05:00")
+    backend = HintedScripted([tool_call("get_weather")])
+    with CenterServer(settings=CenterSettings(data_dir=tmp_path), backend=backend) as server:
+        _start(server.url, "c3", builtins)
+        httpx.post(f"{server.url}/api/v0/voice/command",
+                   json={"conversation_id": "c3", "voice_command": "weather on friday at 5 pm"})
+    request: LLMRequest = backend.requests[0]
+    assert request.messages[1]["content"] == compact_dates_message(ZONE, NOW, table=False)
+    assert request.date_hints == [["2026-01-16T17:00:00-05:00"]]
+    assert request.time_hints == ["17:00"]
 
 
 def test_a_prompt_too_long_for_the_model_is_said_so(

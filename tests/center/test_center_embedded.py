@@ -13,13 +13,16 @@ import os
 import random
 import uuid
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
 pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")
 
+from jarvis.center.dates import dates_heard
 from jarvis.center.llm.embedded import EmbeddedBackend
 from jarvis.center.server import CenterServer
 from jarvis.center.settings import CenterSettings
@@ -153,6 +156,38 @@ def test_each_builtin_command_is_reached_with_valid_arguments(
     # benchmark); this guards against falling below that, it is not the 95% target.
     assert len(misses) <= len(CASES) // 3, "\n".join(misses)
     assert len(reached) >= 11, sorted(reached)
+
+
+def _call_arguments(client: Any, schemas: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+                    text: str) -> tuple[str | None, dict[str, Any]]:
+    response = _ask(client, schemas, text)
+    calls = response.tool_calls or []
+    if response.stop_reason != "tool_calls" or not calls:
+        return None, {}
+    return calls[0].function.name, json.loads(calls[0].function.arguments)
+
+
+def test_dates_and_times_are_only_those_said(
+    client: Any, schemas: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+) -> None:
+    # Nothing said, nothing filled in (the 0.5B once listed twelve times of today here).
+    for text in ("what reminders do I have", "what's the weather like in boston"):
+        _, arguments = _call_arguments(client, schemas, text)
+        assert not {"resolved_datetimes", "time"} & set(arguments), (text, arguments)
+    # Said: the center's resolution of it, never the model's arithmetic.
+    tomorrow = (datetime.now(ZoneInfo(TIMEZONE)) + timedelta(days=1)).date().isoformat()
+    name, arguments = _call_arguments(
+        client, schemas, "remind me tomorrow at 7 pm to take out the trash")
+    assert name == "reminder", (name, arguments)
+    for value in arguments.get("resolved_datetimes", []):
+        assert value.startswith(f"{tomorrow}T19:00:00"), arguments
+    assert arguments.get("time", "19:00") == "19:00", arguments
+    name, arguments = _call_arguments(
+        client, schemas, "what's the weather in paris this weekend")
+    assert name == "get_weather", (name, arguments)
+    # The whole weekend (both days, or Sunday alone on a Sunday), not one of its days.
+    [weekend] = dates_heard("this weekend", TIMEZONE)
+    assert arguments.get("resolved_datetimes", weekend) == weekend, arguments
 
 
 def _fuzz_inputs() -> list[str]:

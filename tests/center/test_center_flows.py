@@ -507,3 +507,25 @@ def conversation_id_and_start(center: Any, commands: list[dict[str, Any]]) -> st
     cid = conversation_id()
     center.start(cid, commands=commands)
     return cid
+
+
+def test_the_llm_reads_spoken_numbers_as_digits(make_center: Any) -> None:
+    backend = ScriptedBackend([tool_call("calculate", num1=90, num2=312, operation="add")])
+    center = make_center(backend)
+    cid = conversation_id_and_start(center, [CALCULATOR_COMMAND])
+    reply = center.command(cid, "what is ninety plus three hundred and twelve")
+    # The client gets its own words back; only the LLM reads digits.
+    assert reply["request_information"]["voice_command"] == (
+        "what is ninety plus three hundred and twelve"
+    )
+    said = [m["content"] for m in backend.requests[0].messages if m["role"] == "user"]
+    assert said == ["what is 90 plus 312"]
+
+
+def test_spoken_numbers_can_stay_words(make_center: Any) -> None:
+    backend = ScriptedBackend([text("Ninety it is.")])
+    center = make_center(backend, digits_for_numbers=False)
+    cid = conversation_id_and_start(center, [CALCULATOR_COMMAND])
+    center.command(cid, "what is ninety plus three hundred and twelve")
+    said = [m["content"] for m in backend.requests[0].messages if m["role"] == "user"]
+    assert said == ["what is ninety plus three hundred and twelve"]

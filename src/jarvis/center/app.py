@@ -83,6 +83,7 @@ def create_app(
             history_messages=settings.history_messages,
             llm_timeout=settings.llm_timeout,
             llm_max_tokens=settings.llm_max_tokens,
+            digits_for_numbers=settings.digits_for_numbers,
         ),
     )
 

@@ -771,6 +771,24 @@ def _time_said(text: str) -> str | None:
     return None
 
 
+def times_heard(utterance: str) -> list[str]:
+    """The clock time said in `utterance` ("at 7:30 pm") as HH:MM; [] when none.
+
+    Without am/pm ("at 7") both halves of the day are possible and both are returned.
+    """
+    text = " " + " ".join(re.findall(r"[a-z0-9:]+", utterance.lower().replace("'", ""))) + " "
+    try:
+        clock, _ = _extract_time(text, utterance)
+    except UnresolvableDateError:  # two times, or none that exists: nothing to offer
+        return []
+    if clock is None:
+        return []
+    hours = [clock.hour % 24]
+    if not clock.pinned and not clock.literal and clock.hour < 12:
+        hours.append(clock.hour + 12)
+    return [f"{hour:02d}:{clock.minute:02d}" for hour in hours]
+
+
 def dates_heard(utterance: str, timezone: str, now: datetime | None = None) -> list[list[str]]:
     """The values of the common date phrases `utterance` contains, one list per phrase.
 
@@ -783,7 +801,7 @@ def dates_heard(utterance: str, timezone: str, now: datetime | None = None) -> l
     zone = _zone(timezone)
     reference = _reference(now, zone)
     table = common_date_table(timezone, reference)
-    words = re.findall(r"[a-z0-9':]+", utterance.lower())
+    words = [_TYPOS.get(w, w) for w in re.findall(r"[a-z0-9':]+", utterance.lower())]
     text = " " + " ".join(words) + " "
     clock = _time_said(text.replace("'", ""))
     found: list[tuple[int, list[str]]] = []
@@ -805,4 +823,20 @@ def dates_heard(utterance: str, timezone: str, now: datetime | None = None) -> l
             text = text[:start] + " " + "#" * (len(needle) - 2) + " " + text[start + len(needle):]
             found.append((start, values))
             start = text.find(needle)
+    # Phrases no table holds: "in 3 days", "march 3rd", "the 5th of june".
+    for pattern in _SPOKEN_DATES:
+        for match in pattern.finditer(text):
+            said = f"{match.group(0).strip()} {clock}" if clock else match.group(0).strip()
+            try:
+                found.append((match.start(), resolve_relative_date(said, timezone, reference)))
+            except ValueError:
+                continue
     return [values for _, values in sorted(found, key=lambda item: item[0])]
+
+
+# Matched on the words left after the table phrases (masked with "#"), so never twice.
+_SPOKEN_DATES = (
+    re.compile(rf"(?<= )in (?:{_QTY_RE}) (?:{_DAY_UNITS}|{_TIME_UNITS})(?= )"),
+    re.compile(rf"(?<= )(?:the )?{_DAY_NUM_RE} of (?:{_MONTH_RE})(?= )"),
+    re.compile(rf"(?<= )(?:{_MONTH_RE}) (?:the )?{_DAY_NUM_RE}(?= )"),
+)

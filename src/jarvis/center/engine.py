@@ -44,6 +44,7 @@ from jarvis.center.prompt import (
     system_prompt,
 )
 from jarvis.center.server_tools import ASK_USER, SERVER_TOOL_NAMES, SERVER_TOOLS, run_server_tool
+from jarvis.center.spoken_numbers import digits_for_numbers
 from jarvis.center.store import ConcurrentUpdateError, ConversationRecord, Store, TurnWrite
 from jarvis.center.toolspec import ToolCatalog, build_catalog, catalog_for
 from jarvis.center.validation import CallProblem, check_call, retry_message
@@ -142,6 +143,8 @@ class EngineConfig:
     history_messages: int = 40
     llm_timeout: float = 60.0
     llm_max_tokens: int = 512
+    # Spoken numbers as digits in the user's messages ("ninety minutes" -> "90 minutes").
+    digits_for_numbers: bool = True
 
 
 class _LLMFailed(Exception):
@@ -235,6 +238,8 @@ class Engine:
         self._clock = clock or default_clock()
         # Small local models get the compact prompt (see prompt.compact_system_prompt).
         self.compact = getattr(backend, "prompt_style", "full") == "compact"
+        # A backend that fills date arguments from the date hints needs no date table.
+        self.date_table = not getattr(backend, "reads_date_hints", False)
 
     # --- endpoints --------------------------------------------------------------------
     def start(self, request: ConversationStartRequest) -> bool:
@@ -291,7 +296,7 @@ class Engine:
         if request.node_context is not None:
             turn.node_context = request.node_context.model_dump()
         self._abandon_pending(turn)
-        turn.new_messages.append({"role": "user", "content": request.voice_command})
+        turn.new_messages.append({"role": "user", "content": self._heard(request.voice_command)})
         return self._finish(turn, lambda: self._infer(turn))
 
     def continue_(self, request: ContinueRequest) -> ToolCallingResponse:
@@ -314,12 +319,16 @@ class Engine:
                 raise MalformedRequestError("validation_response", "must not be empty")
             # The user's answer is new information: the node's failure count starts again.
             self._abandon_pending(turn)
-            turn.new_messages.append({"role": "user", "content": answer})
+            turn.new_messages.append({"role": "user", "content": self._heard(answer)})
             turn.trace["validation_response"] = answer
             return self._finish(turn, lambda: self._infer(turn))
         raise MalformedRequestError(
             "tool_results", "send tool_results or validation_response (neither was given)"
         )
+
+    def _heard(self, text: str) -> str:
+        """What the user said as the LLM reads it (and the history keeps it)."""
+        return digits_for_numbers(text) if self.config.digits_for_numbers else text
 
     # --- request plumbing -------------------------------------------------------------
     def _load(self, conversation_id: str) -> ConversationRecord:
@@ -557,6 +566,7 @@ class Engine:
             tools_disabled=tools_disabled,
             tool_hints={} if tools_disabled else self._tool_hints(turn),
             date_hints=[] if tools_disabled else self._date_hints(turn),
+            time_hints=[] if tools_disabled else dates.times_heard(turn.voice_command or ""),
             timeout=self.config.llm_timeout,
             max_tokens=self.config.llm_max_tokens,
         )
@@ -634,7 +644,8 @@ class Engine:
             return [
                 {"role": "system",
                  "content": compact_system_prompt(turn.catalog, turn.record.tools_key)},
-                {"role": "system", "content": compact_dates_message(node_context, turn.now)},
+                {"role": "system", "content": compact_dates_message(
+                    node_context, turn.now, table=self.date_table)},
                 *history,
                 *turn.new_messages,
                 *turn.scratch,

@@ -229,31 +229,36 @@ def _local(now: datetime, zone: str) -> datetime:
         return now.astimezone(UTC)
 
 
-def compact_dates_message(node_context: dict[str, Any], now: datetime) -> str:
+def compact_dates_message(
+    node_context: dict[str, Any], now: datetime, *, table: bool = True
+) -> str:
     """The day's resolved dates, one line per value with every phrase that means it.
 
     It changes once a day (per zone), so the center puts it right after the stable prompt
     where the backend's prefix cache keeps it; the clock time is left out for the same
     reason (a tool call rarely needs it; get_current_time and server tools have it).
+    `table=False` keeps only the day and zone: for a backend that takes date arguments
+    from the center's date hints, the table costs ~300 prompt tokens and gains nothing.
     """
     zone = node_context.get("timezone") or "UTC"
     day = _local(now, zone).date().isoformat()
     room = node_context.get("room")
-    key = ("dates", zone, day, room)
+    key = ("dates", zone, day, room, table)
     with _lock:
         found = _tails.get(key)
         if found is not None:
             return found
-    table = dates.common_date_table(zone, now)
     by_value: dict[str, list[str]] = {}
-    for phrase, values in table.items():
+    for phrase, values in dates.common_date_table(zone, now).items():
         if phrase in _COMPACT_PHRASES or phrase in _WEEKDAYS:
             for value in values:
                 by_value.setdefault(value, []).append(phrase)
     info = dates.current_datetime_info(zone, now)
-    lines = [f"Today is {info['weekday']} {info['date']} (timezone {zone}). Dates and times "
-             "the user may name, with the value to copy:"]
-    lines.extend(f"{', '.join(phrases)}: {value}" for value, phrases in sorted(by_value.items()))
+    lines = [f"Today is {info['weekday']} {info['date']} (timezone {zone})."]
+    if table:
+        lines[0] += " Dates and times the user may name, with the value to copy:"
+        lines.extend(f"{', '.join(phrases)}: {value}"
+                     for value, phrases in sorted(by_value.items()))
     if room:
         lines.append(f"The user is in the {room}.")
     text = "\n".join(lines)

@@ -50,6 +50,7 @@ class CenterSettings(BaseModel):
     max_tool_loops: int = Field(default=4, ge=1, le=20)
     direct_tool_message: bool = True
     history_messages: int = Field(default=40, ge=2)
+    digits_for_numbers: bool = True
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     log_level: str = "info"
 

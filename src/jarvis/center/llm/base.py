@@ -58,6 +58,8 @@ class LLMRequest:
     # weekend"), one list per phrase, in the wire format. A backend may restrict date
     # arguments to them; none heard suggests a date argument would be made up.
     date_hints: list[list[str]] = field(default_factory=list)
+    # The clock time said ("at 7 pm") as HH:MM, both readings when am/pm was not said.
+    time_hints: list[str] = field(default_factory=list)
     # Optional JSON schema the reply text must follow (backends that can, enforce it).
     response_schema: dict[str, Any] | None = None
     timeout: float = 60.0

@@ -40,11 +40,12 @@ from jarvis.center.llm.embedded.grammar import (
     tool_name,
     value_grammar,
 )
-from jarvis.center.llm.embedded.grounding import unsaid_optional_strings
+from jarvis.center.llm.embedded.grounding import unsaid_optional_arguments
 from jarvis.center.llm.embedded.prompt import (
     FALLBACK_TEMPLATE,
     ChatPrompt,
     slim_tools,
+    with_tool_signatures,
 )
 from jarvis.center.llm.model_store import ModelStoreError, resolve_model_path
 
@@ -94,9 +95,19 @@ def with_no_tool(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [*tools, NO_TOOL_SCHEMA]
 
 
-def _looks_like_a_call(text: str) -> bool:
-    """Whether a "spoken" reply is really a tool call written as text (JSON in it)."""
-    return '{"' in text or "{'" in text
+_SAY_LABEL = re.compile(r"^\s*say:\s*", re.IGNORECASE)
+
+
+def _names_a_tool(text: str, tools: list[dict[str, Any]]) -> bool:
+    return any(tool_name(t) in text for t in tools)
+
+
+def _looks_like_a_call(text: str, tools: list[dict[str, Any]]) -> bool:
+    """Whether a "spoken" reply is really a tool call written as text: JSON arguments in
+    it, or a tool's name with empty ones (`tell_joke {}`)."""
+    if '{"' in text or "{'" in text:
+        return True
+    return re.search(r"\{\s*\}", text) is not None and _names_a_tool(text, tools)
 
 
 _SENTENCE_END = re.compile(r"[.!?](?=[\s\"')\]]|$)")
@@ -154,6 +165,14 @@ class EmbeddedBackend:
         prompt_style: "compact" (default) asks the center for its short prompt that lists
             the tools itself (a 0.5B model on 2 cores cannot afford the full one); "full"
             for the center's long prompt with the tool schemas rendered by the template.
+        dated_key_bias / undated_key_bias: added to opening an optional date or time
+            argument when the center heard one / heard none (-100: never, since without
+            a date table in the prompt such a value can only be made up).
+        tool_format: in the compact style, "json" (default) shows the slimmed schemas
+            the model was trained on; "signatures" one Python-like line per tool, a
+            third of the tokens, for tool sets too large for the context.
+        The other options (keyword and `say` biases, hints, grounding): see
+        docs/embedded-llm.md, "Constructor".
     """
 
     name = "embedded"
@@ -181,12 +200,18 @@ class EmbeddedBackend:
         prime_call: bool = True,
         first_token_check: str = "unheard",
         optional_key_bias: float = 0.0,
-        undated_key_bias: float = -6.0,
+        undated_key_bias: float = -100.0,
+        dated_key_bias: float = 5.0,
         use_date_hints: bool = True,
         drop_unsaid: bool = True,
+        tool_format: str = "json",
     ) -> None:
+        if tool_format not in ("json", "signatures"):
+            raise ValueError("tool_format must be 'json' or 'signatures'")
+        self.tool_format = tool_format
         self.drop_unsaid = drop_unsaid
         self.undated_key_bias = undated_key_bias
+        self.dated_key_bias = dated_key_bias
         self.use_date_hints = use_date_hints
         self.prime_call = prime_call
         if first_token_check not in ("always", "unheard", "never"):
@@ -222,7 +247,13 @@ class EmbeddedBackend:
         self._special: dict[str, int] = {}
         self._openings: dict[bytes, list[int]] = {}
         self._dropped: list[str] = []  # optional arguments of the last reply nobody said
+        self._tails: tuple[frozenset[int], npt.NDArray[np.int32]] | None = None
         self._first_gap: float | None = None  # of the last call-or-answer decision (usage)
+
+    @property
+    def reads_date_hints(self) -> bool:
+        """Date arguments come from the request's date hints, so the prompt needs no table."""
+        return self.use_date_hints
 
     # --- loading --------------------------------------------------------------------------
     @property
@@ -278,6 +309,8 @@ class EmbeddedBackend:
                         f"({text!r} is not one token); tool calls need <tool_call> tags"
                     )
                 self._special[text] = ids[0]
+            self._tails = None
+            self._quote_tails()  # a scan of the vocabulary: at load, not in a first request
 
     def close(self) -> None:
         """Free the model and the cached states."""
@@ -312,8 +345,8 @@ class EmbeddedBackend:
             assert self._prompt is not None
             if tools and allow_direct_answer and self.no_tool_choice:
                 tools = with_no_tool(tools)
-            shown = self._shown_tools(tools)
-            text = self._prompt.render(messages_prefix, shown, add_generation_prompt=False)
+            messages, shown = self._shown(messages_prefix, tools)
+            text = self._prompt.render(messages, shown, add_generation_prompt=False)
             tokens = self._tokenize(text)
             if len(tokens) + 16 > self.n_ctx:
                 raise LLMPromptTooLongError(
@@ -347,8 +380,7 @@ class EmbeddedBackend:
         pseudo = use_tools and request.allow_direct_answer and self.no_tool_choice
         if pseudo:
             choice_tools = with_no_tool(request.tools)
-        tools = self._shown_tools(choice_tools) if use_tools else None
-        messages = request.messages
+        messages, tools = self._shown(request.messages, choice_tools if use_tools else None)
         full_text = self._prompt.render(messages, tools, add_generation_prompt=True)
         prefix_text = self._prompt.system_prefix(messages, tools)
         if not full_text.startswith(prefix_text):
@@ -391,7 +423,7 @@ class EmbeddedBackend:
                 wants_call, first_text = self._call_or_text(decoder.logits(), request.tools)
             if not wants_call:
                 content, finish = self._answer(request, decoder, first_text)
-                if _looks_like_a_call(content):
+                if _looks_like_a_call(content, request.tools):
                     # It wrote a call as text ('toggle porch light {"action": ...}'): redo
                     # it as a call under the grammar, from the end of the prompt.
                     passes += decoder.stats.evals
@@ -412,6 +444,17 @@ class EmbeddedBackend:
                 _, first = self._first_tokens(decoder.logits(), request.tools)
                 content, finish = self._answer(request, decoder, first)
                 calls = []
+                # `say` chosen, then a client tool's call written out (a made-up tool's,
+                # `send_email {}`, is an answer: no client tool does that).
+                if _looks_like_a_call(content, request.tools) and _names_a_tool(
+                        content, request.tools):
+                    passes += decoder.stats.evals
+                    self._restore(full, prefix, deadline=deadline)
+                    decoder = self._decoder(request, full, deadline)
+                    calls = self._tool_calls(decoder, request.tools,
+                                             self._grammar_for(request.tools),
+                                             request.tool_hints, _utterance(request))
+                    content, finish = None, "tool_calls"
         elif use_tools and grammar is not None:
             wants_call, first_text = True, None
             if request.allow_direct_answer:
@@ -453,6 +496,8 @@ class EmbeddedBackend:
             decoder.max_tokens = min(decoder.max_tokens, limit)
         content, truncated = decoder.text([self._special["<tool_call>"]], self._is_end,
                                           first=first)
+        # The compact examples write answers as `-> say: ...`; the model may copy the label.
+        content = _SAY_LABEL.sub("", content, count=1)
         if not truncated:
             return content, "stop"
         return _sentences(content), "length"
@@ -494,7 +539,10 @@ class EmbeddedBackend:
             is_end=self._is_end,
             optional_key_bias=self.optional_key_bias,
             undated_key_bias=self.undated_key_bias,
+            dated_key_bias=self.dated_key_bias,
             date_hints=request.date_hints if self.use_date_hints else (),
+            time_hints=request.time_hints if self.use_date_hints else None,
+            quote_tails=self._quote_tails(),
         )
         if opening and info and "prompt_logits" in info:
             decoder.set_prompt_logits(info.pop("prompt_logits"))
@@ -576,7 +624,7 @@ class EmbeddedBackend:
             name = parsed["name"]
             if utterance is not None and self.drop_unsaid:
                 tool = next(t for t in tools if tool_name(t) == name)
-                dropped = unsaid_optional_strings(parsed["arguments"], tool, utterance)
+                dropped = unsaid_optional_arguments(parsed["arguments"], tool, utterance)
                 for key in dropped:
                     del parsed["arguments"][key]
                 self._dropped.extend(dropped)
@@ -644,11 +692,41 @@ class EmbeddedBackend:
                 break
         return best_call, best_text
 
-    def _shown_tools(self, tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
-        """The tool schemas the prompt shows (the grammar always gets the full ones)."""
+    def _quote_tails(self) -> tuple[frozenset[int], npt.NDArray[np.int32]]:
+        """Tokens that close a string, and those with text on both sides of a quote.
+
+        Found once per model (see the decoder's `walk_value`): the first are the bare
+        quote and every token that starts with one (`",`, `"}`); the second (`trash",`)
+        are banned inside a string.
+        """
+        if self._tails is None:
+            closers: set[int] = set()
+            inner: list[int] = []
+            for token in range(self._llm.n_vocab()):
+                piece = self._llm.detokenize([token], special=False)
+                at = piece.find(b'"')
+                if at == 0:
+                    closers.add(token)
+                elif 0 < at < len(piece) - 1:
+                    inner.append(token)
+            self._tails = (frozenset(closers), np.array(inner, dtype=np.int32))
+        return self._tails
+
+    def _shown(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+        """The messages and tool schemas the template renders (the grammar gets the full ones).
+
+        With `tool_format` "signatures" the tools are written into the system message and
+        the template gets none.
+        """
         if not tools:
-            return None
-        return slim_tools(tools) if self.prompt_style == "compact" else tools
+            return messages, None
+        if self.prompt_style == "full":
+            return messages, tools
+        if self.tool_format == "signatures":
+            return with_tool_signatures(messages, tools), None
+        return messages, slim_tools(tools)
 
     def _is_end(self, token: int) -> bool:
         return token == self._special["<|im_end|>"] or bool(

@@ -20,6 +20,7 @@ walker does, the text stays inside the grammar; the result is parsed with `json`
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import re
 import time
@@ -129,6 +130,11 @@ def json_value_end(buf: bytes) -> int | None:
 MAX_STRING_BYTES = 300
 
 
+def _completes(value: bytes, more: bytes) -> bool:
+    """Whether `more` completes the JSON value `value` starts."""
+    return json_value_end(value + more) is not None
+
+
 def _closable(value: bytes) -> bool:
     """Whether a string value may end here: not inside an escape or a UTF-8 character."""
     try:
@@ -153,6 +159,10 @@ def is_date_schema(schema: dict[str, Any]) -> bool:
     return date_kind(schema) is not None or (
         schema.get("type") == "array" and isinstance(items, dict) and date_kind(items) is not None
     )
+
+
+def _is_time(schema: dict[str, Any]) -> bool:
+    return schema.get("type") == "string" and schema.get("format") == "time"
 
 
 def _known_literals(schema: dict[str, Any]) -> list[bytes] | None:
@@ -212,11 +222,19 @@ class Decoder:
         is_end: Callable[[int], bool] = lambda token: False,
         optional_key_bias: float = 0.0,
         undated_key_bias: float = 0.0,
+        dated_key_bias: float = 0.0,
         date_hints: Sequence[Sequence[str]] = (),
+        time_hints: Sequence[str] | None = None,
+        quote_tails: tuple[frozenset[int], Sequence[int]] = (frozenset(), ()),
     ) -> None:
         self.optional_key_bias = optional_key_bias
         self.undated_key_bias = undated_key_bias
+        self.dated_key_bias = dated_key_bias
         self.date_hints = [list(vs) for vs in date_hints if vs]
+        self.quote_tails = quote_tails  # tokens with text after a quote (see walk_value)
+        self._closers: frozenset[int] = frozenset()  # tokens that close the string sampled
+        # None: not known (no hints given at all), so a time argument is left to the model.
+        self.time_hints = None if time_hints is None else list(time_hints)
         self.llm = llm
         self.vocab = vocab
         self.deadline = deadline
@@ -414,11 +432,14 @@ class Decoder:
         self.buffer = texts[chosen][len(done) :]
         return indices[chosen]
 
-    def sample_value(self, opening: bytes = b"", cap: int | None = None) -> bytes:
+    def sample_value(
+        self, opening: bytes = b"", cap: int | None = None, banned: Sequence[int] = ()
+    ) -> bytes:
         """Sample one JSON value under the grammar; returns its text (incl. `opening`).
 
         `cap`: for a free string (opened with `"`), close it once it is this many bytes
         long; a small model fed word salad can otherwise repeat itself until max_tokens.
+        `banned`: tokens never sampled.
         """
         self.literal(opening)
         value = opening
@@ -431,7 +452,11 @@ class Decoder:
                 self.literal(b'"')
                 value += b'"'
                 continue
-            run = self.sample_run()
+            run = self.sample_run(banned, done=functools.partial(_completes, value))
+            if run is None:  # the string closes: its quote opens the next choice's options
+                self.literal(b'"')
+                value += b'"'
+                continue
             if not run:
                 raise DecodeError("the model ended its turn inside a value")
             for token in run:
@@ -443,19 +468,28 @@ class Decoder:
         """The best token the grammar (if any) allows, greedy or with temperature."""
         return self._best(self.logits(), banned)
 
-    def sample_run(self, banned: Sequence[int] = ()) -> list[int]:
+    def sample_run(
+        self, banned: Sequence[int] = (), done: Callable[[bytes], bool] | None = None
+    ) -> list[int] | None:
         """Sample and commit one token, or several when a prompt-lookup draft is confirmed.
 
         Values are often copied from the prompt (a resolved date the center wrote there,
         a city the user said): the tokens that followed the current suffix in the prompt
         are checked in one forward pass instead of one pass each. Greedy only, so the
-        result is exactly what token-by-token decoding would give.
+        result is exactly what token-by-token decoding would give. `done(text)`: whether the
+        run's text so far completes what is being sampled; no draft token is taken after
+        that, since what follows is the walker's decision, not the model's free text.
+        None (nothing committed) when the model closes the string being sampled (see
+        `walk_value`).
         """
         token = self.sample_token(banned)
         if self.is_end(token):
             return []
+        if token in self._closers:
+            return None
         self._commit([token], forced=False)
-        draft = self._draft()
+        text = self.piece(token)
+        draft = [] if done is not None and done(text) else self._draft()
         if not draft:
             return [token]
         run = [token]
@@ -468,19 +502,22 @@ class Decoder:
         nxt: int | None = None
         for i, guess in enumerate(draft):
             best = self._best(rows[base + i], banned)
-            if best != guess or best in banned:
+            if best != guess or best in banned or best in self._closers:
                 nxt = best
                 break
             self._commit([guess], forced=False, evaluated=True)
             self.stats.drafted += 1
             run.append(guess)
             kept += 1
+            text += self.piece(guess)
+            if done is not None and done(text):
+                break
         else:
             nxt = self._best(rows[base + len(draft)], banned)
         # Rejected draft tokens stay in the KV cache past n_tokens; the next eval drops them.
         self.llm.n_tokens -= len(batch) - kept
         self._logits = rows[kept - 1].copy()
-        if nxt is not None and not self.is_end(nxt):
+        if nxt is not None and not self.is_end(nxt) and nxt not in self._closers:
             self._commit([nxt], forced=False)
             run.append(nxt)
         return run
@@ -516,9 +553,9 @@ class Decoder:
 
     def _best(self, logits: npt.NDArray[np.float32], banned: Sequence[int] = ()) -> int:
         """The best token of `logits` that the grammar (if any) allows."""
-        if banned:
+        if len(banned):
             logits = logits.copy()
-            logits[list(banned)] = -np.inf
+            logits[np.asarray(banned, dtype=np.int64)] = -np.inf
         if self.temperature <= 0:
             best = int(np.argmax(logits))
             if self.grammar is None or self.grammar.allowed(np.array([best], np.int32))[0]:
@@ -549,9 +586,12 @@ class Decoder:
         """The values a date argument may take: those of the dates the user named.
 
         For a date or date-time, each value heard; for an array of them, each phrase's
-        list ("this weekend": both days) and each value alone. None when no date was
-        heard or the schema is not a date.
+        list ("this weekend": both days) and, when several phrases were said, all of
+        them together (single days only when no list fits `maxItems`); for a time of
+        day, the clock time said. None when nothing was heard or the schema is not a date.
         """
+        if self.time_hints and _is_time(schema):
+            return [json_literal(v).encode() for v in self.time_hints]
         if not self.date_hints:
             return None
         kind = date_kind(schema)
@@ -561,11 +601,14 @@ class Decoder:
         kind = date_kind(schema.get("items") or {}) if schema.get("type") == "array" else None
         if kind is None:
             return None
-        lists = [[_as_kind(v, kind) for v in vs] for vs in self.date_hints]
-        lists += [[v] for vs in lists for v in vs]
+        phrases = [[_as_kind(v, kind) for v in vs] for vs in self.date_hints]
+        lists = [*phrases, [v for vs in phrases for v in vs]] if len(phrases) > 1 else phrases
         limit = schema.get("maxItems") if isinstance(schema.get("maxItems"), int) else None
-        options = dict.fromkeys(json.dumps(list(dict.fromkeys(vs))) for vs in lists
-                                if limit is None or len(set(vs)) <= limit)
+        fits = [vs for vs in lists if limit is None or len(set(vs)) <= limit]
+        # A whole phrase's days, not one of them: "this weekend" is both days (measured:
+        # offered single days too, the model closed the list after Saturday).
+        fits = fits or [[v] for vs in phrases for v in vs]
+        options = dict.fromkeys(json.dumps(list(dict.fromkeys(vs))) for vs in fits)
         return [o.encode() for o in options] or None
 
     def walk_value(self, schema: dict[str, Any]) -> None:
@@ -579,7 +622,17 @@ class Decoder:
             self.walk_object(schema)
         elif schema.get("type") == "string" and not schema.get("anyOf") and not schema.get("oneOf"):
             plain = not schema.get("format") and not schema.get("pattern")
-            self.sample_value(b'"', cap=MAX_STRING_BYTES if plain else None)
+            # A token such as `", "` would decide the next key inside the sampled value, past
+            # `choose` and its biases: when the model starts one, the string ends there and
+            # its closing quote joins the next choice's options (`", "label"` vs `"}`), so
+            # they tokenize as the model would write them. A token with text before its
+            # quote and more after it (`trash",`) is never taken.
+            closers, inner = self.quote_tails
+            self._closers = closers
+            try:
+                self.sample_value(b'"', cap=MAX_STRING_BYTES if plain else None, banned=inner)
+            finally:
+                self._closers = frozenset()
         else:
             self.sample_value()
 
@@ -601,9 +654,15 @@ class Decoder:
                 options.append(b"}")
                 targets.append(None)
             bias = None
-            if len(options) > 1 and (self.optional_key_bias or self.undated_key_bias):
-                # Every option but a required key or the close opens an optional key.
-                bias = [0.0 if t is None or props[t][2] else self._key_bias(props[t][1])
+            if len(options) > 1 and (
+                    self.optional_key_bias or self.undated_key_bias or self.dated_key_bias):
+                # Every option but a required key or the close opens an optional key. A
+                # date the user said pulls towards its key and the keys before it: closing
+                # or jumping past it would lose the date, the keys before it would not.
+                pull = self._heard_key(props, i)
+                bias = [(0.0 if t is None or props[t][2] else self._key_bias(props[t][1]))
+                        + (self.dated_key_bias if pull is not None and t is not None
+                           and t <= pull else 0.0)
                         for t in targets]
             target = targets[self.choose(options, bias)]
             if target is None:
@@ -612,11 +671,27 @@ class Decoder:
             i, first = target + 1, False
 
     def _key_bias(self, schema: dict[str, Any]) -> float:
-        """The prior against opening an optional key: more so for a date nobody said."""
+        """The prior for opening an optional key: more against a date or time not said."""
         bias = self.optional_key_bias
-        if not self.date_hints and is_date_schema(schema):
+        unsaid_date = is_date_schema(schema) and not self.date_hints
+        unsaid_time = _is_time(schema) and self.time_hints is not None and not self.time_hints
+        if unsaid_date or unsaid_time:
             bias += self.undated_key_bias
         return bias
+
+    def _heard_key(self, props: list[tuple[str, dict[str, Any], bool]], start: int) -> int | None:
+        """Index of the first optional key from `start` whose value the user said.
+
+        A date, or a time of day when no day was said (a day said carries its time).
+        """
+        for j in range(start, len(props)):
+            _, schema, required = props[j]
+            if required:
+                continue
+            if (is_date_schema(schema) and self.date_hints) or (
+                    _is_time(schema) and self.time_hints and not self.date_hints):
+                return j
+        return None
 
     def tool_call(
         self,

@@ -1,13 +1,16 @@
-"""Optional free-text arguments must come from what the user said.
+"""Optional free-text and number arguments must come from what the user said.
 
 A 0.5B model fills optional parameters with plausible inventions: "what time is it"
-becomes `get_current_time {"location": "Tokyo"}` because a prompt example named Tokyo. A
-free-text value that shares no word with the utterance was not said, so it is dropped
-(the command's default applies); a required one is left for validation to judge.
+becomes `get_current_time {"location": "Tokyo"}` because a prompt example named Tokyo,
+"turn on the lights" gets `"brightness": 100`. A free-text value that shares no word with
+the utterance, or a number the utterance does not contain (the center writes spoken
+numbers as digits), was not said, so it is dropped (the command's default applies); a
+required one is left for validation to judge.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -32,10 +35,29 @@ def is_said(value: str, utterance: str) -> bool:
     return any(_said(w, heard) for w in value_words)
 
 
-def unsaid_optional_strings(
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+# Words the center leaves as words (small isolated numbers) and words that mean a number.
+_NUMBER_WORDS = {
+    "a": 1, "an": 1, "one": 1, "single": 1, "first": 1, "two": 2, "second": 2,
+    "couple": 2, "pair": 2, "double": 2, "three": 3, "third": 3, "four": 4, "five": 5,
+    "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "dozen": 12, "zero": 0, "no": 0, "none": 0,
+}
+
+
+def numbers_said(utterance: str) -> set[float]:
+    """The numbers in `utterance`: as digits ("1,000", "2.5") or as small number words."""
+    found = {float(_NUMBER_WORDS[w]) for w in words(utterance) if w in _NUMBER_WORDS}
+    for text in _NUMBER.findall(utterance):
+        found.add(float(text.replace(",", "")))
+        found.add(float(text.replace(",", ".")))
+    return found
+
+
+def unsaid_optional_arguments(
     arguments: dict[str, Any], tool: dict[str, Any], utterance: str
 ) -> list[str]:
-    """Keys of optional free-text arguments (or lists of them) the user never said."""
+    """Keys of optional free-text or number arguments (or lists of them) never said."""
     schema = arguments_schema(tool)
     props = schema.get("properties") or {}
     required = set(schema.get("required") or [])
@@ -43,6 +65,10 @@ def unsaid_optional_strings(
     for key, value in arguments.items():
         sub = props.get(key)
         if key in required or not isinstance(sub, dict):
+            continue
+        if sub.get("type") in ("integer", "number") and not sub.get("enum"):
+            if _is_number(value) and float(value) not in numbers_said(utterance):
+                unsaid.append(key)
             continue
         if _free_text(sub) and isinstance(value, str):
             texts = [value]
@@ -57,3 +83,7 @@ def unsaid_optional_strings(
 
 def _free_text(schema: dict[str, Any]) -> bool:
     return schema.get("type") == "string" and not schema.get("enum") and not schema.get("format")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
