@@ -44,6 +44,7 @@ def test_heard(heard: str, keyword: str) -> None:
         ("put it in the box", "in"),  # two letters point everywhere
         ("turn the oven off", "turn off"),  # a phrase needs its words together
         ("play some music", "musical"),
+        ("book me a flight to rome", "light"),  # a different first sound: another word
         ("", "timer"),
     ],
 )

@@ -8,7 +8,7 @@ utterance that names no command at all ("um", "okay") is more likely small talk.
 
 Matching is made for speech recognition output: case and punctuation are ignored, a word
 may carry a plural or verb ending ("timers", "reminded"), and a long word may be misheard
-by a letter or two ("whether" for "weather").
+by a letter or two after its first ("whether" for "weather", but not "flight" for "light").
 """
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ def _word_matches(heard: str, keyword: str) -> bool:
     if any(heard == keyword + ending for ending in _ENDINGS):
         return True
     if len(heard) < _FUZZY_MIN_LEN or len(keyword) < _FUZZY_MIN_LEN:
+        return False
+    # A misheard word keeps its first sound; "flight" is not a misheard "light".
+    if heard[0] != keyword[0]:
         return False
     return fuzz.ratio(heard, keyword, score_cutoff=_FUZZY_MIN_RATIO) >= _FUZZY_MIN_RATIO
 
