@@ -50,6 +50,14 @@ def test_set_timer_without_label(ctx: CommandContext) -> None:
     assert response.message == "Timer set for 1 hour and 30 minutes."
 
 
+@pytest.mark.parametrize("label", ["90 minutes", "the 90 minute timer", "an hour and a half"])
+def test_a_label_that_only_restates_the_duration_is_no_label(
+    ctx: CommandContext, label: str
+) -> None:
+    response = SetTimerCommand().bind(ctx).execute(request(), duration="PT1H30M", label=label)
+    assert response.message == "Timer set for 1 hour and 30 minutes."
+
+
 @pytest.mark.parametrize(
     ("raw", "utterance"),
     [("5 minutes", ""), (300, ""), ("00:05:00", ""), ("pt5m", ""), ("5m", ""),

@@ -77,6 +77,16 @@ def _clean_label(value: object) -> str | None:
     return label or None
 
 
+def _new_label(value: object) -> str | None:
+    """A new timer's label; none when it only restates the duration ("90 minutes")."""
+    label = _clean_label(value)
+    said = value.strip().lower() if isinstance(value, str) else ""
+    for text in (said, label or ""):
+        if text and is_pure_duration(text) and parse_duration(text) is not None:
+            return None  # it would be announced as "the 90 minutes timer"
+    return label
+
+
 def _describe(entry: dict[str, Any]) -> str:
     label = entry.get("label")
     if label:
@@ -176,7 +186,7 @@ class SetTimerCommand(IJarvisCommand):
         if duration is not None:
             fixed["duration"] = to_iso_duration(duration)
         if "label" in fixed:
-            fixed["label"] = _clean_label(fixed["label"])
+            fixed["label"] = _new_label(fixed["label"])
         return fixed
 
     def validate_call(self, **kwargs: Any) -> list[ValidationResult]:
@@ -191,7 +201,7 @@ class SetTimerCommand(IJarvisCommand):
 
     def run(self, request_info: RequestInformation, **kwargs: Any) -> CommandResponse:
         duration: dt.timedelta = kwargs["duration"]
-        label = _clean_label(kwargs.get("label"))
+        label = _new_label(kwargs.get("label"))
         now = _now()
         timer_id = uuid.uuid4().hex[:12]
         entry: dict[str, Any] = {
