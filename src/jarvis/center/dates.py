@@ -358,16 +358,24 @@ class _ClockTime:
 _MIDNIGHT = _ClockTime(24, 0, pinned=True)
 
 
-def _extract_time(text: str, phrase: str) -> tuple[_ClockTime | None, str]:
+def _time_match(text: str) -> tuple[str, re.Match[str]] | None:
+    """The first time of day in `text` by pattern priority: the pattern's kind and match."""
     for kind, pattern in _TIME_PATTERNS:
         match = re.search(pattern, text)
-        if not match:
-            continue
-        rest = (text[: match.start()] + " " + text[match.end() :]).strip()
-        if re.search(r"\d{1,2}:\d{2}|\b\d{1,2}\s?(am|pm)\b|\bnoon\b|\bmidnight\b", rest):
-            raise UnresolvableDateError(phrase, "more than one time of day")
-        return _clock(kind, match.groups(), phrase), rest
-    return None, text
+        if match:
+            return kind, match
+    return None
+
+
+def _extract_time(text: str, phrase: str) -> tuple[_ClockTime | None, str]:
+    found = _time_match(text)
+    if found is None:
+        return None, text
+    kind, match = found
+    rest = (text[: match.start()] + " " + text[match.end() :]).strip()
+    if re.search(r"\d{1,2}:\d{2}|\b\d{1,2}\s?(am|pm)\b|\bnoon\b|\bmidnight\b", rest):
+        raise UnresolvableDateError(phrase, "more than one time of day")
+    return _clock(kind, match.groups(), phrase), rest
 
 
 _MINUTE_WORDS = {"fifteen": 15, "thirty": 30, "forty five": 45}
@@ -764,11 +772,8 @@ def render_date_table(table: dict[str, list[str]]) -> str:
 
 def _time_said(text: str) -> str | None:
     """The time of day said in `text` ("at 5 pm"), as written there."""
-    for _, pattern in _TIME_PATTERNS:
-        match = re.search(pattern, text)
-        if match:
-            return match.group(0).strip()
-    return None
+    found = _time_match(text)
+    return found[1].group(0).strip() if found else None
 
 
 def times_heard(utterance: str) -> list[str]:
