@@ -152,10 +152,10 @@ def test_each_builtin_command_is_reached_with_valid_arguments(
             misses.append(f"{text!r}: {call.function.name} {arguments}")
         else:
             reached.add(tool)
-    # Measured: the 0.5B model gets ~3 in 4 of these right (docs/embedded-llm.md, like the
-    # benchmark); this guards against falling below that, it is not the 95% target.
-    assert len(misses) <= len(CASES) // 3, "\n".join(misses)
-    assert len(reached) >= 11, sorted(reached)
+    # Measured: the 0.5B model misses 1 of these 28 (docs/embedded-llm.md has the
+    # benchmark); a little room for another CPU's rounding, not for a regression.
+    assert len(misses) <= len(CASES) // 8, "\n".join(misses)
+    assert len(reached) >= 13, sorted(reached)
 
 
 def _call_arguments(client: Any, schemas: tuple[list[dict[str, Any]], list[dict[str, Any]]],
