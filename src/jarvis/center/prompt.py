@@ -248,14 +248,14 @@ def compact_dates_message(
         found = _tails.get(key)
         if found is not None:
             return found
-    by_value: dict[str, list[str]] = {}
-    for phrase, values in dates.common_date_table(zone, now).items():
-        if phrase in _COMPACT_PHRASES or phrase in _WEEKDAYS:
-            for value in values:
-                by_value.setdefault(value, []).append(phrase)
     info = dates.current_datetime_info(zone, now)
     lines = [f"Today is {info['weekday']} {info['date']} (timezone {zone})."]
     if table:
+        by_value: dict[str, list[str]] = {}
+        for phrase, values in dates.common_date_table(zone, now).items():
+            if phrase in _COMPACT_PHRASES or phrase in _WEEKDAYS:
+                for value in values:
+                    by_value.setdefault(value, []).append(phrase)
         lines[0] += " Dates and times the user may name, with the value to copy:"
         lines.extend(f"{', '.join(phrases)}: {value}"
                      for value, phrases in sorted(by_value.items()))

@@ -247,7 +247,9 @@ class EmbeddedBackend:
         self._special: dict[str, int] = {}
         self._openings: dict[bytes, list[int]] = {}
         self._dropped: list[str] = []  # optional arguments of the last reply nobody said
-        self._tails: tuple[frozenset[int], npt.NDArray[np.int32]] | None = None
+        # Set at load: see _quote_tails.
+        self._tails: tuple[frozenset[int], npt.NDArray[np.int32]] = (frozenset(), np.zeros(
+            0, dtype=np.int32))
         self._first_gap: float | None = None  # of the last call-or-answer decision (usage)
 
     @property
@@ -309,8 +311,7 @@ class EmbeddedBackend:
                         f"({text!r} is not one token); tool calls need <tool_call> tags"
                     )
                 self._special[text] = ids[0]
-            self._tails = None
-            self._quote_tails()  # a scan of the vocabulary: at load, not in a first request
+            self._tails = self._quote_tails()  # a vocabulary scan: at load, not in a request
 
     def close(self) -> None:
         """Free the model and the cached states."""
@@ -542,7 +543,7 @@ class EmbeddedBackend:
             dated_key_bias=self.dated_key_bias,
             date_hints=request.date_hints if self.use_date_hints else (),
             time_hints=request.time_hints if self.use_date_hints else None,
-            quote_tails=self._quote_tails(),
+            quote_tails=self._tails,
         )
         if opening and info and "prompt_logits" in info:
             decoder.set_prompt_logits(info.pop("prompt_logits"))
@@ -695,22 +696,20 @@ class EmbeddedBackend:
     def _quote_tails(self) -> tuple[frozenset[int], npt.NDArray[np.int32]]:
         """Tokens that close a string, and those with text on both sides of a quote.
 
-        Found once per model (see the decoder's `walk_value`): the first are the bare
-        quote and every token that starts with one (`",`, `"}`); the second (`trash",`)
-        are banned inside a string.
+        Read from the vocabulary at load (see the decoder's `walk_value`): the first are
+        the bare quote and every token that starts with one (`",`, `"}`); the second
+        (`trash",`) are banned inside a string.
         """
-        if self._tails is None:
-            closers: set[int] = set()
-            inner: list[int] = []
-            for token in range(self._llm.n_vocab()):
-                piece = self._llm.detokenize([token], special=False)
-                at = piece.find(b'"')
-                if at == 0:
-                    closers.add(token)
-                elif 0 < at < len(piece) - 1:
-                    inner.append(token)
-            self._tails = (frozenset(closers), np.array(inner, dtype=np.int32))
-        return self._tails
+        closers: set[int] = set()
+        inner: list[int] = []
+        for token in range(self._llm.n_vocab()):
+            piece = self._llm.detokenize([token], special=False)
+            at = piece.find(b'"')
+            if at == 0:
+                closers.add(token)
+            elif 0 < at < len(piece) - 1:
+                inner.append(token)
+        return frozenset(closers), np.array(inner, dtype=np.int32)
 
     def _shown(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None

@@ -232,7 +232,6 @@ class Decoder:
         self.dated_key_bias = dated_key_bias
         self.date_hints = [list(vs) for vs in date_hints if vs]
         self.quote_tails = quote_tails  # tokens with text after a quote (see walk_value)
-        self._closers: frozenset[int] = frozenset()  # tokens that close the string sampled
         # None: not known (no hints given at all), so a time argument is left to the model.
         self.time_hints = None if time_hints is None else list(time_hints)
         self.llm = llm
@@ -433,13 +432,18 @@ class Decoder:
         return indices[chosen]
 
     def sample_value(
-        self, opening: bytes = b"", cap: int | None = None, banned: Sequence[int] = ()
+        self,
+        opening: bytes = b"",
+        cap: int | None = None,
+        banned: Sequence[int] = (),
+        closers: frozenset[int] = frozenset(),
     ) -> bytes:
         """Sample one JSON value under the grammar; returns its text (incl. `opening`).
 
         `cap`: for a free string (opened with `"`), close it once it is this many bytes
         long; a small model fed word salad can otherwise repeat itself until max_tokens.
-        `banned`: tokens never sampled.
+        `banned`: tokens never sampled; `closers`: tokens that end the string (see
+        `walk_value`).
         """
         self.literal(opening)
         value = opening
@@ -452,7 +456,7 @@ class Decoder:
                 self.literal(b'"')
                 value += b'"'
                 continue
-            run = self.sample_run(banned, done=functools.partial(_completes, value))
+            run = self.sample_run(banned, functools.partial(_completes, value), closers)
             if run is None:  # the string closes: its quote opens the next choice's options
                 self.literal(b'"')
                 value += b'"'
@@ -469,7 +473,10 @@ class Decoder:
         return self._best(self.logits(), banned)
 
     def sample_run(
-        self, banned: Sequence[int] = (), done: Callable[[bytes], bool] | None = None
+        self,
+        banned: Sequence[int] = (),
+        done: Callable[[bytes], bool] | None = None,
+        closers: frozenset[int] = frozenset(),
     ) -> list[int] | None:
         """Sample and commit one token, or several when a prompt-lookup draft is confirmed.
 
@@ -479,13 +486,13 @@ class Decoder:
         result is exactly what token-by-token decoding would give. `done(text)`: whether the
         run's text so far completes what is being sampled; no draft token is taken after
         that, since what follows is the walker's decision, not the model's free text.
-        None (nothing committed) when the model closes the string being sampled (see
+        None (nothing committed) when the model's token is one of `closers` (see
         `walk_value`).
         """
         token = self.sample_token(banned)
         if self.is_end(token):
             return []
-        if token in self._closers:
+        if token in closers:
             return None
         self._commit([token], forced=False)
         text = self.piece(token)
@@ -502,7 +509,7 @@ class Decoder:
         nxt: int | None = None
         for i, guess in enumerate(draft):
             best = self._best(rows[base + i], banned)
-            if best != guess or best in banned or best in self._closers:
+            if best != guess or best in banned or best in closers:
                 nxt = best
                 break
             self._commit([guess], forced=False, evaluated=True)
@@ -517,7 +524,7 @@ class Decoder:
         # Rejected draft tokens stay in the KV cache past n_tokens; the next eval drops them.
         self.llm.n_tokens -= len(batch) - kept
         self._logits = rows[kept - 1].copy()
-        if nxt is not None and not self.is_end(nxt) and nxt not in self._closers:
+        if nxt is not None and not self.is_end(nxt) and nxt not in closers:
             self._commit([nxt], forced=False)
             run.append(nxt)
         return run
@@ -628,11 +635,8 @@ class Decoder:
             # they tokenize as the model would write them. A token with text before its
             # quote and more after it (`trash",`) is never taken.
             closers, inner = self.quote_tails
-            self._closers = closers
-            try:
-                self.sample_value(b'"', cap=MAX_STRING_BYTES if plain else None, banned=inner)
-            finally:
-                self._closers = frozenset()
+            self.sample_value(b'"', cap=MAX_STRING_BYTES if plain else None, banned=inner,
+                              closers=closers)
         else:
             self.sample_value()
 

@@ -62,12 +62,13 @@ def unsaid_optional_arguments(
     props = schema.get("properties") or {}
     required = set(schema.get("required") or [])
     unsaid = []
+    said_numbers = numbers_said(utterance)
     for key, value in arguments.items():
         sub = props.get(key)
         if key in required or not isinstance(sub, dict):
             continue
         if sub.get("type") in ("integer", "number") and not sub.get("enum"):
-            if _is_number(value) and float(value) not in numbers_said(utterance):
+            if _is_number(value) and float(value) not in said_numbers:
                 unsaid.append(key)
             continue
         if _free_text(sub) and isinstance(value, str):

@@ -120,7 +120,8 @@ def slim_tools(tools: list[dict[str, Any]], param_limit: int = 70) -> list[dict[
     return slim
 
 
-# The Hermes tool section Qwen2.5 was trained on, around one entry per tool.
+# The Hermes tool section Qwen2.5 was trained on, around one entry per tool (the signature
+# format and FALLBACK_TEMPLATE both write it).
 TOOLS_HEADER = (
     "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
     "You are provided with function signatures within <tools></tools> XML tags:\n<tools>"
@@ -235,12 +236,9 @@ FALLBACK_TEMPLATE = r"""
 <|im_start|>system
 {{ sys }}
 {%- if tools -%}
-{{ "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
-   "You are provided with function signatures within <tools></tools> XML tags:\n<tools>" }}
+{{ """ + json.dumps(TOOLS_HEADER) + r""" }}
 {%- for tool in tools %}{{ "\n" + (tool | tojson) }}{% endfor -%}
-{{ "\n</tools>\n\nFor each function call, return a json object with function name and "
-   "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
-   "{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>" }}
+{{ """ + json.dumps(TOOLS_FOOTER) + r""" }}
 {%- endif %}<|im_end|>
 {% for m in messages -%}
 {%- if loop.first and m.role == 'system' -%}
