@@ -4,6 +4,7 @@
     .venv/bin/python bench/accuracy.py --only timers --limit 5 --json out.json
     .venv/bin/python bench/accuracy.py --model 1.5b
     .venv/bin/python bench/accuracy.py --corpus bench/heldout   # never used for tuning
+    .venv/bin/python bench/accuracy.py --corpus bench/blind     # never read: measure only
 
 The center runs in a child process (its own peak RSS is reported) on a loopback port with
 the embedded backend and the clock fixed by `JARVIS_FAKE_NOW`, so relative dates mean the
@@ -334,7 +335,7 @@ def main() -> None:
     parser.add_argument("--model-path", help="a GGUF file instead of the prepared --model")
     parser.add_argument("--corpus", type=Path, default=CORPUS,
                         help="folder of corpus files (default bench/corpus; the held-out set: "
-                             "bench/heldout)")
+                             "bench/heldout, bench/blind)")
     parser.add_argument("--limit", type=int, help="only the first N entries")
     parser.add_argument("--only", help="only this corpus file (e.g. timers or timers.yaml)")
     parser.add_argument("--json", type=Path, help="write every result and the summary here")

@@ -27,7 +27,7 @@ from jarvis.center.llm.embedded.prompt import ChatPrompt, normalize_messages
 llama_cpp = pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")
 
 from jarvis.center.llm.embedded import EmbeddedBackend  # noqa: E402
-from jarvis.center.llm.embedded.backend import _sentences  # noqa: E402
+from jarvis.center.llm.embedded.backend import _looks_like_a_call, _sentences  # noqa: E402
 from jarvis.center.llm.embedded.decoder import json_value_end  # noqa: E402
 
 DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
@@ -113,6 +113,12 @@ def test_gbnf_literal_escapes() -> None:
 def test_value_grammar_for_response_schema() -> None:
     gbnf = value_grammar({"type": "object", "properties": {"ok": {"type": "boolean"}}})
     assert '"\\"ok\\": "' in gbnf
+
+
+def test_a_call_written_as_text_is_recognised() -> None:
+    assert _looks_like_a_call('play {"action": "play"}')
+    assert _looks_like_a_call("turn off the kitchen light {}")
+    assert not _looks_like_a_call("Good evening! What can I do for you?")
 
 
 @pytest.mark.parametrize(
@@ -394,3 +400,57 @@ def test_concurrent_requests_are_serialised(backend: EmbeddedBackend) -> None:
     for thread in threads:
         thread.join()
     assert len(results) == 2 and all(len(r.tool_calls) == 1 for r in results)
+
+
+@pytest.mark.model
+def test_the_model_runs_on_one_thread_whoever_calls(
+    backend: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # llama.cpp's compute threads belong to the calling thread: one caller thread keeps
+    # them warm (docs/embedded-llm.md, "One model thread").
+    ran_on: list[int] = []
+    original = backend._complete
+
+    def recording(*args: Any) -> Any:
+        ran_on.append(threading.get_ident())
+        return original(*args)
+
+    monkeypatch.setattr(backend, "_complete", recording)
+    backend.complete(_request("2 plus 2", allow_direct_answer=False))
+    worker = threading.Thread(
+        target=backend.complete, args=(_request("3 plus 3", allow_direct_answer=False),))
+    worker.start()
+    worker.join()
+    assert len(ran_on) == 2 and ran_on[0] == ran_on[1]
+    assert ran_on[0] not in (threading.get_ident(), worker.ident)
+
+
+REQUIRED_NUMBERS = [CALCULATOR, TIMER]  # every tool needs a number the user must say
+
+
+@pytest.mark.model
+def test_a_tool_whose_required_numbers_nobody_said_is_given_up(
+    backend: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The pseudo tool may not win the first choice, so a client tool is picked first.
+    monkeypatch.setattr(backend, "no_tool_bias", -100.0)
+    monkeypatch.setattr(backend, "unheard_say_bias", 0.0)
+    monkeypatch.setattr(backend, "first_token_check", "never")
+    unheard = {"calculate": 0.0, "set_timer": 0.0}
+    reply = backend.complete(_request("how many legs does a spider have",
+                                      tools=REQUIRED_NUMBERS, tool_hints=unheard))
+    assert reply.tool_calls == [], reply.tool_calls
+    assert reply.content and reply.content.strip()
+    assert reply.usage["rerouted_from"][0] in {"calculate", "set_timer"}
+
+
+@pytest.mark.model
+def test_a_tool_the_user_named_keeps_its_call(
+    backend: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(backend, "first_token_check", "never")
+    heard = {"calculate": 0.0, "set_timer": 1.0}
+    reply = backend.complete(_request("start the timer", tools=REQUIRED_NUMBERS,
+                                      tool_hints=heard))
+    assert [c.name for c in reply.tool_calls] == ["set_timer"]
+    assert "rerouted_from" not in reply.usage

@@ -6,7 +6,11 @@ from datetime import datetime
 
 from jarvis.center.dates import dates_heard, times_heard
 from jarvis.center.llm.embedded.grammar import tool_call_grammar
-from jarvis.center.llm.embedded.grounding import is_said, unsaid_optional_arguments
+from jarvis.center.llm.embedded.grounding import (
+    invented_required_arguments,
+    is_said,
+    unsaid_optional_arguments,
+)
 
 NOW = datetime.fromisoformat("2026-01-14T10:00:00-05:00")  # a Wednesday
 ZONE = "America/New_York"
@@ -91,3 +95,45 @@ def test_arrays_without_max_items_are_bounded_in_the_grammar() -> None:
     gbnf = tool_call_grammar([tool])
     assert "{0,11}" in gbnf  # 12 items at most by default
     assert "{0,1}" in gbnf  # maxItems honoured
+
+
+CALCULATE = {"type": "function", "function": {"name": "calculate", "parameters": {
+    "type": "object",
+    "properties": {"num1": {"type": "number"}, "num2": {"type": "number"},
+                   "operation": {"type": "string", "enum": ["add", "multiply", "divide"]}},
+    "required": ["num1", "num2", "operation"]}}}
+TIMER = {"type": "function", "function": {"name": "set_timer", "parameters": {
+    "type": "object",
+    "properties": {"duration": {"type": "string", "format": "duration"},
+                   "label": {"type": "string"}},
+    "required": ["duration"]}}}
+
+
+def test_required_numbers_nobody_said_are_invented() -> None:
+    spider = {"num1": 1, "num2": 1, "operation": "multiply"}
+    assert invented_required_arguments(spider, CALCULATE, "how many legs does a spider have") == [
+        "num1", "num2"]
+    root = {"num1": 81, "num2": 2, "operation": "divide"}
+    assert invented_required_arguments(root, CALCULATE, "what's the square root of 81") == [
+        "num2"]
+    said = {"num1": 12, "num2": 7, "operation": "multiply"}
+    assert invented_required_arguments(said, CALCULATE, "what is 12 times 7") == []
+
+
+def test_numbers_said_as_words_percentages_or_earlier_in_the_conversation() -> None:
+    half = {"num1": 30, "num2": 2, "operation": "divide"}
+    assert invented_required_arguments(half, CALCULATE, "what's half of 30") == []
+    percent = {"num1": 80, "num2": 0.15, "operation": "multiply"}
+    assert invented_required_arguments(percent, CALCULATE, "15 percent of 80") == []
+    follow_up = {"num1": 84, "num2": 3, "operation": "multiply"}
+    said = "what is 12 times 7\nThe answer is 84.\nnow times three"
+    assert invented_required_arguments(follow_up, CALCULATE, said) == []
+
+
+def test_a_duration_needs_some_number_said() -> None:
+    assert invented_required_arguments(
+        {"duration": "PT5M"}, TIMER, "go back to the previous track") == ["duration"]
+    assert invented_required_arguments({"duration": "PT30M"}, TIMER, "give me half an hour") == []
+    assert invented_required_arguments({"duration": "PT90M"}, TIMER, "a 90 minute timer") == []
+    # Optional values are not its business (unsaid_optional_arguments drops those).
+    assert invented_required_arguments({"duration": "PT1M", "label": "x"}, TIMER, "1 min") == []

@@ -69,3 +69,18 @@ def test_builtin_keywords_tell_look_alike_commands_apart() -> None:
 def test_small_talk_names_no_command() -> None:
     for said in ("um", "okay", "thank you so much", "who painted the mona lisa"):
         assert keyword_hints(said, BUILTIN_KEYWORDS) == {}, said
+
+
+@pytest.mark.parametrize(
+    ("utterance", "tool", "heard"),
+    [
+        ("how many legs does a spider have", "convert_measurement", False),  # a question
+        ("how many calories are in a banana", "convert_measurement", False),
+        ("what is 68 kilos in pounds", "convert_measurement", True),
+        ("how many cups in a quart", "convert_measurement", True),
+        ("go back to the previous track", "music", True),
+    ],
+)
+def test_builtin_keywords(utterance: str, tool: str, heard: bool) -> None:
+    hints = keyword_hints(utterance, BUILTIN_KEYWORDS)
+    assert (hints.get(tool, 0) > 0) is heard, hints

@@ -223,9 +223,12 @@ class ConvertMeasurementCommand(IJarvisCommand):
 
     @property
     def keywords(self) -> list[str]:
-        return ["convert", "how many", "in", "miles", "kilometers", "pounds", "celsius",
-                "fahrenheit", "cups", "inches", "feet", "meters", "centimeters", "grams",
-                "kilograms", "ounces", "liters", "gallons", "tablespoons", "teaspoons"]
+        # Units, not question words: "how many" is as often small talk ("how many legs
+        # does a spider have") as a conversion.
+        return ["convert", "miles", "kilometers", "pounds", "celsius", "fahrenheit", "cups",
+                "inches", "feet", "meters", "centimeters", "grams", "kilograms", "kilos",
+                "ounces", "liters", "gallons", "quarts", "pints", "yards", "tablespoons",
+                "teaspoons", "mph"]
 
     def post_process_tool_call(self, args: dict[str, Any], voice_command: str) -> dict[str, Any]:
         fixed = dict(args)

@@ -17,9 +17,10 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -40,7 +41,11 @@ from jarvis.center.llm.embedded.grammar import (
     tool_name,
     value_grammar,
 )
-from jarvis.center.llm.embedded.grounding import unsaid_optional_arguments
+from jarvis.center.llm.embedded.grounding import (
+    invented_required_arguments,
+    unsaid_optional_arguments,
+)
+from jarvis.center.llm.embedded.model_thread import ModelThread
 from jarvis.center.llm.embedded.prompt import (
     FALLBACK_TEMPLATE,
     ChatPrompt,
@@ -61,6 +66,9 @@ if llama_cpp is not None:
         eval_batch,
         read_last_logits,
     )
+
+
+_T = TypeVar("_T")
 
 
 def default_threads() -> int:
@@ -102,12 +110,10 @@ def _names_a_tool(text: str, tools: list[dict[str, Any]]) -> bool:
     return any(tool_name(t) in text for t in tools)
 
 
-def _looks_like_a_call(text: str, tools: list[dict[str, Any]]) -> bool:
+def _looks_like_a_call(text: str) -> bool:
     """Whether a "spoken" reply is really a tool call written as text: JSON arguments in
-    it, or a tool's name with empty ones (`tell_joke {}`)."""
-    if '{"' in text or "{'" in text:
-        return True
-    return re.search(r"\{\s*\}", text) is not None and _names_a_tool(text, tools)
+    it, or empty ones (`tell_joke {}`, `turn off the kitchen light {}`)."""
+    return '{"' in text or "{'" in text or re.search(r"\{\s*\}", text) is not None
 
 
 _SENTENCE_END = re.compile(r"[.!?](?=[\s\"')\]]|$)")
@@ -117,6 +123,13 @@ def _sentences(text: str) -> str:
     """`text` up to its last complete sentence (all of it when none ends)."""
     ends = [m.end() for m in _SENTENCE_END.finditer(text)]
     return text[: ends[-1]].rstrip() if ends else text.rstrip()
+
+
+def _said_text(request: LLMRequest) -> str:
+    """Everything said in the conversation but the system prompt: user turns, answers and
+    tool results (a follow-up such as "now times 3" uses an earlier result)."""
+    return "\n".join(str(m.get("content")) for m in request.messages
+                     if m.get("role") != "system" and isinstance(m.get("content"), str))
 
 
 def _utterance(request: LLMRequest) -> str | None:
@@ -205,10 +218,12 @@ class EmbeddedBackend:
         use_date_hints: bool = True,
         drop_unsaid: bool = True,
         tool_format: str = "json",
+        max_reroutes: int = 2,
     ) -> None:
         if tool_format not in ("json", "signatures"):
             raise ValueError("tool_format must be 'json' or 'signatures'")
         self.tool_format = tool_format
+        self.max_reroutes = max(0, max_reroutes)
         self.drop_unsaid = drop_unsaid
         self.undated_key_bias = undated_key_bias
         self.dated_key_bias = dated_key_bias
@@ -238,6 +253,9 @@ class EmbeddedBackend:
         self.max_draft = max_draft
         self._rng = np.random.default_rng(seed)
         self._lock = threading.RLock()
+        # Every llama.cpp call runs on this one thread: see `_on_model_thread`.
+        self._model_thread: ModelThread | None = None
+        self._model_thread_lock = threading.Lock()
         self._llm: Any = None
         self._vocab: Any = None
         self._prompt: ChatPrompt | None = None
@@ -247,6 +265,7 @@ class EmbeddedBackend:
         self._special: dict[str, int] = {}
         self._openings: dict[bytes, list[int]] = {}
         self._dropped: list[str] = []  # optional arguments of the last reply nobody said
+        self._rerouted: list[str] = []  # tools of the last reply given up (invented values)
         # Set at load: see _quote_tails.
         self._tails: tuple[frozenset[int], npt.NDArray[np.int32]] = (frozenset(), np.zeros(
             0, dtype=np.int32))
@@ -270,6 +289,9 @@ class EmbeddedBackend:
 
     def load(self) -> None:
         """Load the model now (otherwise done on first use); raises LLMUnavailableError."""
+        self._on_model_thread(self._load)
+
+    def _load(self) -> None:
         with self._lock:
             if self._llm is not None:
                 return
@@ -314,7 +336,24 @@ class EmbeddedBackend:
             self._tails = self._quote_tails()  # a vocabulary scan: at load, not in a request
 
     def close(self) -> None:
-        """Free the model and the cached states."""
+        """Free the model and the cached states, and stop the model thread."""
+        with self._model_thread_lock:
+            worker, self._model_thread = self._model_thread, None
+        if worker is None:
+            self._close()
+            return
+        worker.run(self._close)
+        worker.stop()
+
+    def _on_model_thread(self, work: Callable[..., _T], *args: Any) -> _T:
+        """Run `work` on the backend's own long-lived thread (`ModelThread`) and wait."""
+        with self._model_thread_lock:
+            if self._model_thread is None:
+                self._model_thread = ModelThread()
+            worker = self._model_thread
+        return worker.run(work, *args)
+
+    def _close(self) -> None:
         with self._lock:
             for grammar in self._grammars.values():
                 grammar.close()
@@ -340,9 +379,17 @@ class EmbeddedBackend:
         (e.g. few-shot examples) if given. `allow_direct_answer` must match the requests
         to come: it decides whether the `say` pseudo tool is part of the prompt.
         """
+        return self._on_model_thread(self._warm, messages_prefix, tools, allow_direct_answer)
+
+    def _warm(
+        self,
+        messages_prefix: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        allow_direct_answer: bool,
+    ) -> dict[str, Any]:
         started = time.perf_counter()
         with self._lock:
-            self.load()
+            self._load()
             assert self._prompt is not None
             if tools and allow_direct_answer and self.no_tool_choice:
                 tools = with_no_tool(tools)
@@ -364,8 +411,11 @@ class EmbeddedBackend:
         """Run one completion; see the module docstring for how."""
         started = time.perf_counter()
         deadline = time.monotonic() + request.timeout
+        return self._on_model_thread(self._complete_now, request, started, deadline)
+
+    def _complete_now(self, request: LLMRequest, started: float, deadline: float) -> LLMReply:
         with self._lock:
-            self.load()
+            self._load()
             try:
                 return self._complete(request, started, deadline)
             except LLMError:
@@ -404,6 +454,7 @@ class EmbeddedBackend:
         decoder = self._decoder(request, full, deadline, opening, info)
         self._first_gap = None
         self._dropped = []
+        self._rerouted = []
         name_scores: dict[str, float] = {}
         content: str | None = None
         calls: list[LLMToolCall] = []
@@ -424,7 +475,7 @@ class EmbeddedBackend:
                 wants_call, first_text = self._call_or_text(decoder.logits(), request.tools)
             if not wants_call:
                 content, finish = self._answer(request, decoder, first_text)
-                if _looks_like_a_call(content, request.tools):
+                if _looks_like_a_call(content):
                     # It wrote a call as text ('toggle porch light {"action": ...}'): redo
                     # it as a call under the grammar, from the end of the prompt.
                     passes += decoder.stats.evals
@@ -436,6 +487,9 @@ class EmbeddedBackend:
                                          _utterance(request), unheard=unheard)
                 name_scores = decoder.name_scores
                 finish = "tool_calls"
+                decoder, calls, more = self._reroute_invented(
+                    request, full, prefix, deadline, decoder, calls, choice_tools, unheard)
+                passes += more
             if calls and calls[0].name == NO_TOOL and choice_tools is not request.tools:
                 # Back to the end of the prompt (one token re-read), then answer in words.
                 passes += decoder.stats.evals
@@ -447,15 +501,16 @@ class EmbeddedBackend:
                 calls = []
                 # `say` chosen, then a client tool's call written out (a made-up tool's,
                 # `send_email {}`, is an answer: no client tool does that).
-                if _looks_like_a_call(content, request.tools) and _names_a_tool(
-                        content, request.tools):
+                left = [t for t in request.tools if tool_name(t) not in self._rerouted]
+                if left and _looks_like_a_call(content) and _names_a_tool(content, left):
                     passes += decoder.stats.evals
                     self._restore(full, prefix, deadline=deadline)
                     decoder = self._decoder(request, full, deadline)
-                    calls = self._tool_calls(decoder, request.tools,
-                                             self._grammar_for(request.tools),
-                                             request.tool_hints, _utterance(request))
-                    content, finish = None, "tool_calls"
+                    written = self._tool_calls(decoder, left, self._grammar_for(left),
+                                               request.tool_hints, _utterance(request))
+                    # A call with made-up required values is worse than the answer.
+                    if written and not self._invented(written[0], left, request):
+                        calls, content, finish = written, None, "tool_calls"
         elif use_tools and grammar is not None:
             wants_call, first_text = True, None
             if request.allow_direct_answer:
@@ -464,6 +519,9 @@ class EmbeddedBackend:
                 calls = self._tool_calls(decoder, request.tools, grammar, request.tool_hints,
                                          _utterance(request))
                 finish = "tool_calls"
+                decoder, calls, more = self._reroute_invented(
+                    request, full, prefix, deadline, decoder, calls, request.tools, False)
+                passes += more
             else:
                 content, finish = self._answer(request, decoder, first_text)
         else:
@@ -484,7 +542,62 @@ class EmbeddedBackend:
             reply.usage["tool_hints"] = dict(request.tool_hints)
         if self._dropped:
             reply.usage["dropped_arguments"] = list(self._dropped)
+        if self._rerouted:
+            reply.usage["rerouted_from"] = list(self._rerouted)
         return reply
+
+    @staticmethod
+    def _invented(call: LLMToolCall, tools: list[dict[str, Any]], request: LLMRequest) -> bool:
+        """Whether `call` fills a required number or duration nobody said, for a tool none of
+        whose keywords was heard (when the user named the tool, a missing value is the
+        command's to ask for)."""
+        if call.name == NO_TOOL or request.tool_hints.get(call.name, 0) > 0:
+            return False
+        tool = next(t for t in tools if tool_name(t) == call.name)
+        arguments = json.loads(call.arguments)
+        return bool(invented_required_arguments(arguments, tool, _said_text(request)))
+
+    def _reroute_invented(
+        self,
+        request: LLMRequest,
+        full: npt.NDArray[np.intc],
+        prefix: npt.NDArray[np.intc],
+        deadline: float,
+        decoder: Any,
+        calls: list[LLMToolCall],
+        tools: list[dict[str, Any]],
+        unheard: bool,
+    ) -> tuple[Any, list[LLMToolCall], int]:
+        """Choose again, without it, while the chosen tool's required values were never said.
+
+        "go back to the previous track" -> `set_timer {"duration": "PT5M"}`: a required
+        number or duration nobody said, for a tool none of whose keywords was heard, means
+        the model reached for the wrong tool; the next best is asked for, at most
+        `max_reroutes` times. When a spoken answer is allowed, only tools whose keywords
+        were heard stay in the running (none: the answer). Returns the decoder, the calls
+        and the passes spent on the calls given up.
+        """
+        passes = 0
+        while calls and calls[0].name != NO_TOOL and len(self._rerouted) < self.max_reroutes:
+            if not self._invented(calls[0], tools, request):
+                break
+            self._rerouted.append(calls[0].name)
+            tools = [t for t in tools if tool_name(t) not in self._rerouted]
+            if any(t is NO_TOOL_SCHEMA for t in tools):
+                # After a wrong reach only a tool the user named is likely; else words.
+                tools = [t for t in tools if t is NO_TOOL_SCHEMA
+                         or request.tool_hints.get(tool_name(t), 0) > 0]
+                if tools == [NO_TOOL_SCHEMA]:
+                    calls = [LLMToolCall(id="call_say", name=NO_TOOL, arguments="{}")]
+                    break
+            if not tools:
+                break
+            passes += decoder.stats.evals
+            self._restore(full, prefix, deadline=deadline)
+            decoder = self._decoder(request, full, deadline)
+            calls = self._tool_calls(decoder, tools, self._grammar_for(tools), request.tool_hints,
+                                     _utterance(request), unheard=unheard)
+        return decoder, calls, passes
 
     def _answer(self, request: LLMRequest, decoder: Any, first: int | None) -> tuple[str, str]:
         """A spoken answer: short (cut at a sentence end) when given in place of a call.

@@ -45,9 +45,11 @@ _NUMBER_WORDS = {
 }
 
 
-def numbers_said(utterance: str) -> set[float]:
-    """The numbers in `utterance`: as digits ("1,000", "2.5") or as small number words."""
-    found = {float(_NUMBER_WORDS[w]) for w in words(utterance) if w in _NUMBER_WORDS}
+def numbers_said(utterance: str, *, articles: bool = True) -> set[float]:
+    """The numbers in `utterance`: as digits ("1,000", "2.5") or as small number words
+    ("a" and "an" as 1 unless `articles` is false)."""
+    found = {float(_NUMBER_WORDS[w]) for w in words(utterance)
+             if w in _NUMBER_WORDS and (articles or w not in ("a", "an"))}
     for text in _NUMBER.findall(utterance):
         found.add(float(text.replace(",", "")))
         found.add(float(text.replace(",", ".")))
@@ -88,3 +90,43 @@ def _free_text(schema: dict[str, Any]) -> bool:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+# Words that stand for a number in arithmetic ("half of 30" is 30 / 2).
+_ARITHMETIC_WORDS = {"half": (2.0, 0.5), "halve": (2.0, 0.5), "twice": (2.0,),
+                     "triple": (3.0,), "quarter": (4.0, 0.25), "percent": (100.0,)}
+
+
+def invented_required_arguments(
+    arguments: dict[str, Any], tool: dict[str, Any], said: str
+) -> list[str]:
+    """Keys of required numbers, or durations, that nothing in `said` accounts for.
+
+    A small model asked "how many legs does a spider have" may still pick `calculate`
+    and fill its two required numbers with 1 and 1; a value nobody said means the tool
+    is not what the user asked for (the caller decides what to do about it). `said` is
+    what the user and the conversation said, so a follow-up may use an earlier result.
+    """
+    schema = arguments_schema(tool)
+    props = schema.get("properties") or {}
+    # "a spider" is no 1: an article said is too weak to account for a required number.
+    numbers = numbers_said(said, articles=False)
+    for word in words(said):
+        numbers.update(_ARITHMETIC_WORDS.get(word, ()))
+    invented = []
+    for key in schema.get("required") or []:
+        sub = props.get(key)
+        value = arguments.get(key)
+        if not isinstance(sub, dict) or key not in arguments:
+            continue
+        if sub.get("type") in ("integer", "number") and not sub.get("enum"):
+            if _is_number(value) and not _number_said(float(value), numbers):
+                invented.append(key)
+        elif sub.get("format") == "duration" and not numbers_said(said):
+            invented.append(key)  # "go back to the previous track" is no 5-minute timer
+    return invented
+
+
+def _number_said(value: float, numbers: set[float]) -> bool:
+    # "15 percent of 80": 0.15 is 15 said as a percentage.
+    return value in numbers or any(abs(value * 100 - n) < 1e-9 for n in numbers)
