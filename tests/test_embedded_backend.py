@@ -454,3 +454,17 @@ def test_a_tool_the_user_named_keeps_its_call(
                                       tool_hints=heard))
     assert [c.name for c in reply.tool_calls] == ["set_timer"]
     assert "rerouted_from" not in reply.usage
+
+
+@pytest.mark.model
+def test_warming_the_live_prefix_evaluates_nothing(backend: EmbeddedBackend) -> None:
+    system = [{"role": "system", "content": SYSTEM}]
+    backend.warm(system, TOOLS, allow_direct_answer=False)
+    backend.complete(_request("set a timer for 10 seconds", allow_direct_answer=False))
+    info = backend.warm(system, TOOLS, allow_direct_answer=False)
+    assert info["evaluated_tokens"] == 0 and info["prefix_cache"] == "live"
+    reply = backend.complete(_request("set a timer for 20 seconds", allow_direct_answer=False))
+    # What followed the prefix (the user turn's opening, "set a timer for") was kept.
+    assert reply.usage["prefix_cache"] == "live"
+    assert reply.usage["cached_tokens"] > info["reused_tokens"]
+    assert json.loads(reply.tool_calls[0].arguments)["seconds"] == 20

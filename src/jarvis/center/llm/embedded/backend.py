@@ -403,7 +403,14 @@ class EmbeddedBackend:
                 )
             if tools:
                 self._grammar_for(tools)
-            info = self._restore(tokens, tokens, deadline=None)
+            if self._has_prefix(tokens) and self._common(self._live_tokens(), tokens) == len(
+                    tokens):
+                # Already read and saved: leave the context as it is, so the next request
+                # also reuses what follows (`<|im_start|>user`) and waits for no evaluation.
+                info = {"reused_tokens": len(tokens), "evaluated_tokens": 0,
+                        "prefix_cache": "live"}
+            else:
+                info = self._restore(tokens, tokens, deadline=None)
         info["total_ms"] = round((time.perf_counter() - started) * 1000, 1)
         return info
 
