@@ -27,7 +27,12 @@ from jarvis.center.llm.embedded.prompt import ChatPrompt, normalize_messages
 llama_cpp = pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")
 
 from jarvis.center.llm.embedded import EmbeddedBackend  # noqa: E402
-from jarvis.center.llm.embedded.backend import _looks_like_a_call, _sentences  # noqa: E402
+from jarvis.center.llm.embedded.backend import (  # noqa: E402
+    CANNOT_HELP,
+    _looks_like_a_call,
+    _sentences,
+    _speakable,
+)
 from jarvis.center.llm.embedded.decoder import json_value_end  # noqa: E402
 
 DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
@@ -119,6 +124,11 @@ def test_a_call_written_as_text_is_recognised() -> None:
     assert _looks_like_a_call('play {"action": "play"}')
     assert _looks_like_a_call("turn off the kitchen light {}")
     assert not _looks_like_a_call("Good evening! What can I do for you?")
+
+
+def test_a_call_written_as_text_is_never_spoken() -> None:
+    assert _speakable('square_root {"value": 9}') == CANNOT_HELP
+    assert _speakable("Leonardo da Vinci painted it.") == "Leonardo da Vinci painted it."
 
 
 @pytest.mark.parametrize(

@@ -116,6 +116,16 @@ def _looks_like_a_call(text: str) -> bool:
     return '{"' in text or "{'" in text or re.search(r"\{\s*\}", text) is not None
 
 
+# Said instead of an answer that is a call written as text (`square_root {"value": 9}`):
+# JSON read aloud helps nobody.
+CANNOT_HELP = "Sorry, I can't help with that."
+
+
+def _speakable(answer: str) -> str:
+    """`answer`, unless it is a call written as text, which is no sentence to speak."""
+    return CANNOT_HELP if _looks_like_a_call(answer) else answer
+
+
 _SENTENCE_END = re.compile(r"[.!?](?=[\s\"')\]]|$)")
 
 
@@ -518,6 +528,8 @@ class EmbeddedBackend:
                     # A call with made-up required values is worse than the answer.
                     if written and not self._invented(written[0], left, request):
                         calls, content, finish = written, None, "tool_calls"
+                if content is not None:
+                    content = _speakable(content)
         elif use_tools and grammar is not None:
             wants_call, first_text = True, None
             if request.allow_direct_answer:
@@ -531,6 +543,7 @@ class EmbeddedBackend:
                 passes += more
             else:
                 content, finish = self._answer(request, decoder, first_text)
+                content = _speakable(content)
         else:
             if request.response_schema:
                 decoder.grammar = self._grammar_text(value_grammar(request.response_schema))
