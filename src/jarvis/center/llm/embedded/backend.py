@@ -495,9 +495,8 @@ class EmbeddedBackend:
                 if _looks_like_a_call(content):
                     # It wrote a call as text ('toggle porch light {"action": ...}'): redo
                     # it as a call under the grammar, from the end of the prompt.
-                    passes += decoder.stats.evals
-                    self._restore(full, prefix, deadline=deadline)
-                    decoder = self._decoder(request, full, deadline)
+                    decoder, spent = self._rewind(request, full, prefix, deadline, decoder)
+                    passes += spent
                     wants_call, content = True, None
             if wants_call:
                 calls = self._tool_calls(decoder, choice_tools, grammar, request.tool_hints,
@@ -509,9 +508,8 @@ class EmbeddedBackend:
                 passes += more
             if calls and calls[0].name == NO_TOOL and choice_tools is not request.tools:
                 # Back to the end of the prompt (one token re-read), then answer in words.
-                passes += decoder.stats.evals
-                self._restore(full, prefix, deadline=deadline)
-                decoder = self._decoder(request, full, deadline)
+                decoder, spent = self._rewind(request, full, prefix, deadline, decoder)
+                passes += spent
                 # Start from the best token that does not open a call (not a bare `{"`).
                 _, first = self._first_tokens(decoder.logits(), request.tools)
                 content, finish = self._answer(request, decoder, first)
@@ -520,9 +518,8 @@ class EmbeddedBackend:
                 # `send_email {}`, is an answer: no client tool does that).
                 left = [t for t in request.tools if tool_name(t) not in self._rerouted]
                 if left and _looks_like_a_call(content) and _names_a_tool(content, left):
-                    passes += decoder.stats.evals
-                    self._restore(full, prefix, deadline=deadline)
-                    decoder = self._decoder(request, full, deadline)
+                    decoder, spent = self._rewind(request, full, prefix, deadline, decoder)
+                    passes += spent
                     written = self._tool_calls(decoder, left, self._grammar_for(left),
                                                request.tool_hints, _utterance(request))
                     # A call with made-up required values is worse than the answer.
@@ -565,6 +562,20 @@ class EmbeddedBackend:
         if self._rerouted:
             reply.usage["rerouted_from"] = list(self._rerouted)
         return reply
+
+    def _rewind(
+        self,
+        request: LLMRequest,
+        full: npt.NDArray[np.intc],
+        prefix: npt.NDArray[np.intc],
+        deadline: float,
+        decoder: Any,
+    ) -> tuple[Any, int]:
+        """Back to the end of the prompt (one token re-read) for another try: a fresh
+        decoder, and the passes the given-up one spent."""
+        spent = decoder.stats.evals
+        self._restore(full, prefix, deadline=deadline)
+        return self._decoder(request, full, deadline), spent
 
     @staticmethod
     def _invented(call: LLMToolCall, tools: list[dict[str, Any]], request: LLMRequest) -> bool:
@@ -612,9 +623,8 @@ class EmbeddedBackend:
                     break
             if not tools:
                 break
-            passes += decoder.stats.evals
-            self._restore(full, prefix, deadline=deadline)
-            decoder = self._decoder(request, full, deadline)
+            decoder, spent = self._rewind(request, full, prefix, deadline, decoder)
+            passes += spent
             calls = self._tool_calls(decoder, tools, self._grammar_for(tools), request.tool_hints,
                                      _utterance(request), unheard=unheard)
         return decoder, calls, passes
