@@ -1,6 +1,6 @@
 """`EmbeddedBackend`: a small GGUF model run in-process with llama-cpp-python.
 
-Made for a 2-core machine without GPU: one model instance behind a lock, the system
+Made for a 2-core machine without GPU: one model instance served by one thread, the system
 prompt + tools evaluated once and kept (live in the context, and as saved KV states in a
 small LRU keyed by the prefix tokens), and every tool call produced under a grammar by
 the `Decoder`, which spends model evaluations only where the output is open.
@@ -262,7 +262,6 @@ class EmbeddedBackend:
         self.direct_answer_margin = direct_answer_margin
         self.max_draft = max_draft
         self._rng = np.random.default_rng(seed)
-        self._lock = threading.RLock()
         # Every llama.cpp call runs on this one thread: see `_on_model_thread`.
         self._model_thread: ModelThread | None = None
         self._model_thread_lock = threading.Lock()
@@ -302,48 +301,47 @@ class EmbeddedBackend:
         self._on_model_thread(self._load)
 
     def _load(self) -> None:
-        with self._lock:
-            if self._llm is not None:
-                return
-            if llama_cpp is None:
+        if self._llm is not None:
+            return
+        if llama_cpp is None:
+            raise LLMUnavailableError(
+                "the embedded backend needs llama-cpp-python: "
+                "pip install 'jarvis-assistant[embedded]'"
+            )
+        path = self.model_path
+        if not path.is_file():
+            raise LLMUnavailableError(
+                f"model file {path} does not exist; run `jarvis model prepare`"
+            )
+        try:
+            llm = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=self.n_ctx,
+                n_batch=self.n_batch,
+                n_threads=self.n_threads,
+                n_threads_batch=self.n_threads,
+                flash_attn=self.flash_attn,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise LLMUnavailableError(
+                f"could not load the model {path}: {exc}. The file may be corrupt or not a "
+                "GGUF model; run `jarvis model prepare --force` or fix JARVIS_MODEL_PATH."
+            ) from exc
+        template = llm.metadata.get("tokenizer.chat_template") or FALLBACK_TEMPLATE
+        self._prompt = ChatPrompt(template)
+        self._vocab = llama_cpp.llama_model_get_vocab(llm.model)
+        self._llm = llm
+        for text in ("<tool_call>", "</tool_call>", "<|im_end|>", "\n"):
+            ids = llm.tokenize(text.encode(), add_bos=False, special=True)
+            if len(ids) != 1:
+                self._llm = None
                 raise LLMUnavailableError(
-                    "the embedded backend needs llama-cpp-python: "
-                    "pip install 'jarvis-assistant[embedded]'"
+                    f"{path} does not look like a Qwen2.5-style model "
+                    f"({text!r} is not one token); tool calls need <tool_call> tags"
                 )
-            path = self.model_path
-            if not path.is_file():
-                raise LLMUnavailableError(
-                    f"model file {path} does not exist; run `jarvis model prepare`"
-                )
-            try:
-                llm = llama_cpp.Llama(
-                    model_path=str(path),
-                    n_ctx=self.n_ctx,
-                    n_batch=self.n_batch,
-                    n_threads=self.n_threads,
-                    n_threads_batch=self.n_threads,
-                    flash_attn=self.flash_attn,
-                    verbose=False,
-                )
-            except (ValueError, RuntimeError, OSError) as exc:
-                raise LLMUnavailableError(
-                    f"could not load the model {path}: {exc}. The file may be corrupt or not a "
-                    "GGUF model; run `jarvis model prepare --force` or fix JARVIS_MODEL_PATH."
-                ) from exc
-            template = llm.metadata.get("tokenizer.chat_template") or FALLBACK_TEMPLATE
-            self._prompt = ChatPrompt(template)
-            self._vocab = llama_cpp.llama_model_get_vocab(llm.model)
-            self._llm = llm
-            for text in ("<tool_call>", "</tool_call>", "<|im_end|>", "\n"):
-                ids = llm.tokenize(text.encode(), add_bos=False, special=True)
-                if len(ids) != 1:
-                    self._llm = None
-                    raise LLMUnavailableError(
-                        f"{path} does not look like a Qwen2.5-style model "
-                        f"({text!r} is not one token); tool calls need <tool_call> tags"
-                    )
-                self._special[text] = ids[0]
-            self._tails = self._quote_tails()  # a vocabulary scan: at load, not in a request
+            self._special[text] = ids[0]
+        self._tails = self._quote_tails()  # a vocabulary scan: at load, not in a request
 
     def close(self) -> None:
         """Free the model and the cached states, and stop the model thread."""
@@ -364,15 +362,14 @@ class EmbeddedBackend:
         return worker.run(work, *args)
 
     def _close(self) -> None:
-        with self._lock:
-            for grammar in self._grammars.values():
-                grammar.close()
-            self._grammars.clear()
-            self._prefixes.clear()
-            self._openings.clear()
-            if self._llm is not None:
-                self._llm.close()
-                self._llm = None
+        for grammar in self._grammars.values():
+            grammar.close()
+        self._grammars.clear()
+        self._prefixes.clear()
+        self._openings.clear()
+        if self._llm is not None:
+            self._llm.close()
+            self._llm = None
 
     # --- public API -------------------------------------------------------------------------
     def warm(
@@ -398,29 +395,28 @@ class EmbeddedBackend:
         allow_direct_answer: bool,
     ) -> dict[str, Any]:
         started = time.perf_counter()
-        with self._lock:
-            self._load()
-            assert self._prompt is not None
-            if tools and allow_direct_answer and self.no_tool_choice:
-                tools = with_no_tool(tools)
-            messages, shown = self._shown(messages_prefix, tools)
-            text = self._prompt.render(messages, shown, add_generation_prompt=False)
-            tokens = self._tokenize(text)
-            if len(tokens) + 16 > self.n_ctx:
-                raise LLMPromptTooLongError(
-                    f"the prompt prefix is {len(tokens)} tokens but the embedded model's "
-                    f"context is {self.n_ctx}"
-                )
-            if tools:
-                self._grammar_for(tools)
-            if self._has_prefix(tokens) and self._common(self._live_tokens(), tokens) == len(
-                    tokens):
-                # Already read and saved: leave the context as it is, so the next request
-                # also reuses what follows (`<|im_start|>user`) and waits for no evaluation.
-                info = {"reused_tokens": len(tokens), "evaluated_tokens": 0,
-                        "prefix_cache": "live"}
-            else:
-                info = self._restore(tokens, tokens, deadline=None)
+        self._load()
+        assert self._prompt is not None
+        if tools and allow_direct_answer and self.no_tool_choice:
+            tools = with_no_tool(tools)
+        messages, shown = self._shown(messages_prefix, tools)
+        text = self._prompt.render(messages, shown, add_generation_prompt=False)
+        tokens = self._tokenize(text)
+        if len(tokens) + 16 > self.n_ctx:
+            raise LLMPromptTooLongError(
+                f"the prompt prefix is {len(tokens)} tokens but the embedded model's "
+                f"context is {self.n_ctx}"
+            )
+        if tools:
+            self._grammar_for(tools)
+        if self._has_prefix(tokens) and self._common(self._live_tokens(), tokens) == len(
+                tokens):
+            # Already read and saved: leave the context as it is, so the next request
+            # also reuses what follows (`<|im_start|>user`) and waits for no evaluation.
+            info = {"reused_tokens": len(tokens), "evaluated_tokens": 0,
+                    "prefix_cache": "live"}
+        else:
+            info = self._restore(tokens, tokens, deadline=None)
         info["total_ms"] = round((time.perf_counter() - started) * 1000, 1)
         return info
 
@@ -431,14 +427,13 @@ class EmbeddedBackend:
         return self._on_model_thread(self._complete_now, request, started, deadline)
 
     def _complete_now(self, request: LLMRequest, started: float, deadline: float) -> LLMReply:
-        with self._lock:
-            self._load()
-            try:
-                return self._complete(request, started, deadline)
-            except LLMError:
-                raise
-            except Exception as exc:  # a llama.cpp failure must reach the engine typed
-                raise LLMUnavailableError(f"embedded model failed: {exc}") from exc
+        self._load()
+        try:
+            return self._complete(request, started, deadline)
+        except LLMError:
+            raise
+        except Exception as exc:  # a llama.cpp failure must reach the engine typed
+            raise LLMUnavailableError(f"embedded model failed: {exc}") from exc
 
     # --- internals --------------------------------------------------------------------------
     def _complete(self, request: LLMRequest, started: float, deadline: float) -> LLMReply:
