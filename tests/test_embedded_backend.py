@@ -19,6 +19,7 @@ from jarvis.center.llm.base import (
     LLMBackend,
     LLMRequest,
     LLMTimeoutError,
+    LLMToolCall,
     LLMUnavailableError,
 )
 from jarvis.center.llm.embedded.grammar import gbnf_literal, tool_call_grammar, value_grammar
@@ -118,6 +119,35 @@ def test_gbnf_literal_escapes() -> None:
 def test_value_grammar_for_response_schema() -> None:
     gbnf = value_grammar({"type": "object", "properties": {"ok": {"type": "boolean"}}})
     assert '"\\"ok\\": "' in gbnf
+
+
+CANCEL = {"type": "function", "function": {
+    "name": "cancel_timer", "description": "Cancel timers.",
+    "parameters": {"type": "object", "properties": {}, "required": []}}}
+
+
+def _timer_call(seconds: int) -> LLMToolCall:
+    return LLMToolCall(id="call_1", name="set_timer", arguments=json.dumps({"seconds": seconds}))
+
+
+def test_an_invented_value_gives_up_a_tool_the_keywords_do_not_single_out() -> None:
+    tools = [TIMER, CANCEL]
+    tied = _request("stop the egg timer", tools=tools,
+                    tool_hints={"set_timer": 1.0, "cancel_timer": 1.0})
+    assert EmbeddedBackend._invented(_timer_call(300), tools, tied)
+    unheard = _request("go back a track", tools=tools,
+                       tool_hints={"set_timer": 0.0, "cancel_timer": 0.0})
+    assert EmbeddedBackend._invented(_timer_call(300), tools, unheard)
+
+
+def test_a_tool_the_keywords_single_out_keeps_its_call_or_its_said_value() -> None:
+    tools = [TIMER, CANCEL]
+    named = _request("set a timer", tools=tools,
+                     tool_hints={"set_timer": 2.0, "cancel_timer": 1.0})
+    assert not EmbeddedBackend._invented(_timer_call(300), tools, named)
+    said = _request("stop the 300 timer", tools=tools,
+                    tool_hints={"set_timer": 1.0, "cancel_timer": 1.0})
+    assert not EmbeddedBackend._invented(_timer_call(300), tools, said)
 
 
 def test_a_call_written_as_text_is_recognised() -> None:

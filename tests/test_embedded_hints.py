@@ -130,9 +130,14 @@ def test_numbers_said_as_words_percentages_or_earlier_in_the_conversation() -> N
     assert invented_required_arguments(follow_up, CALCULATE, said) == []
 
 
-def test_a_duration_needs_some_number_said() -> None:
+def test_a_duration_needs_a_unit_of_time_said() -> None:
     assert invented_required_arguments(
         {"duration": "PT5M"}, TIMER, "go back to the previous track") == ["duration"]
+    # A number alone is no length of time: the volume, not a 50-minute timer.
+    assert invented_required_arguments(
+        {"duration": "PT50M"}, TIMER, "set the volume to fifty") == ["duration"]
+    assert invented_required_arguments({"duration": "PT10M"}, TIMER, "ten minuets") == []
+    assert invented_required_arguments({"duration": "PT30S"}, TIMER, "30 secs please") == []
     assert invented_required_arguments({"duration": "PT30M"}, TIMER, "give me half an hour") == []
     assert invented_required_arguments({"duration": "PT90M"}, TIMER, "a 90 minute timer") == []
     # Optional values are not its business (unsaid_optional_arguments drops those).

@@ -64,6 +64,10 @@ def test_builtin_keywords_tell_look_alike_commands_apart() -> None:
     assert "music" in volume and "set_timer" not in volume
     weather = keyword_hints("whats the whether tomorrow", BUILTIN_KEYWORDS)
     assert set(weather) == {"get_weather"}
+    # "timer" points at three commands; "set a timer" singles one out.
+    timer = keyword_hints("set a timer", BUILTIN_KEYWORDS)
+    assert max(timer, key=timer.__getitem__) == "set_timer"
+    assert all(v < timer["set_timer"] for k, v in timer.items() if k != "set_timer")
 
 
 def test_small_talk_names_no_command() -> None:
@@ -79,6 +83,16 @@ def test_small_talk_names_no_command() -> None:
         ("what is 68 kilos in pounds", "convert_measurement", True),
         ("how many cups in a quart", "convert_measurement", True),
         ("go back to the previous track", "music", True),
+        # The clock by its phrases, not by every "time" or "day" said.
+        ("what time is it in tokyo", "get_current_time", True),
+        ("whats the time over in dubai", "get_current_time", True),
+        ("what's today's date", "get_current_time", True),
+        ("what's the best movie of all time", "get_current_time", False),
+        ("i had a really rough day at work", "get_current_time", False),
+        ("what is 12 times 7", "get_current_time", False),
+        ("how long until the pasta is done", "check_timers", True),
+        ("how long do you boil an egg", "check_timers", False),
+        ("dont let me forget my pills", "reminder", True),
     ],
 )
 def test_builtin_keywords(utterance: str, tool: str, heard: bool) -> None:

@@ -72,7 +72,10 @@ class GetCurrentTimeCommand(IJarvisCommand):
 
     @property
     def keywords(self) -> list[str]:
-        return ["time", "clock", "date", "day", "what time"]
+        # Phrases, not the bare words: "time" and "day" are in "the best movie of all
+        # time" and "a rough day at work" as often as in a question about the clock.
+        return ["what time", "the time", "current time", "time is it", "time it is", "clock",
+                "date", "what day", "how late"]
 
     def pre_route(self, voice_command: str) -> PreRouteResult | None:
         text = voice_command.lower().strip().rstrip("?.!").strip()

@@ -139,7 +139,7 @@ class ReminderCommand(IJarvisCommand):
 
     @property
     def keywords(self) -> list[str]:
-        return ["remind", "reminder", "reminders", "don't forget", "remember"]
+        return ["remind", "reminder", "reminders", "don't forget", "forget", "remember"]
 
     # --- small-model fixes -------------------------------------------------------------------
     def post_process_tool_call(self, args: dict[str, Any], voice_command: str) -> dict[str, Any]:

@@ -157,7 +157,10 @@ class SetTimerCommand(IJarvisCommand):
 
     @property
     def keywords(self) -> list[str]:
-        return ["timer", "countdown", "minutes", "seconds", "hours"]
+        # The phrases single set_timer out from the other timer commands ("set a timer"
+        # with no length yet: the command asks for it).
+        return ["timer", "countdown", "minutes", "seconds", "hours", "set a timer",
+                "start a timer", "timer for"]
 
     def pre_route(self, voice_command: str) -> PreRouteResult | None:
         text = voice_command.lower().strip().rstrip(".!?").strip()
@@ -248,7 +251,9 @@ class CheckTimersCommand(IJarvisCommand):
 
     @property
     def keywords(self) -> list[str]:
-        return ["timer", "left", "remaining", "how long"]
+        # "how long" alone is as often about the world ("how long do you boil an egg").
+        return ["timer", "time left", "left on", "remaining", "how long until", "how long till",
+                "how much longer"]
 
     def pre_route(self, voice_command: str) -> PreRouteResult | None:
         text = voice_command.lower().strip().rstrip("?.!").strip()

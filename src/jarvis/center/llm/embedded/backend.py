@@ -574,10 +574,19 @@ class EmbeddedBackend:
 
     @staticmethod
     def _invented(call: LLMToolCall, tools: list[dict[str, Any]], request: LLMRequest) -> bool:
-        """Whether `call` fills a required number or duration nobody said, for a tool none of
-        whose keywords was heard (when the user named the tool, a missing value is the
-        command's to ask for)."""
-        if call.name == NO_TOOL or request.tool_hints.get(call.name, 0) > 0:
+        """Whether `call` fills a required number or duration nobody said, for a tool the
+        keywords heard do not single out.
+
+        When the user named the tool ("set a timer"), a missing value is the command's to
+        ask for. When another tool was named as often ("stop the egg timer": `set_timer`,
+        `cancel_timer` and `check_timers` all heard "timer"), an invented value is the
+        sign of the wrong look-alike.
+        """
+        if call.name == NO_TOOL:
+            return False
+        hints = request.tool_hints
+        heard = hints.get(call.name, 0)
+        if heard > 0 and all(v < heard for k, v in hints.items() if k != call.name):
             return False
         tool = next(t for t in tools if tool_name(t) == call.name)
         arguments = json.loads(call.arguments)

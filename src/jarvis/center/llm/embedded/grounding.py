@@ -122,9 +122,22 @@ def invented_required_arguments(
         if sub.get("type") in ("integer", "number") and not sub.get("enum"):
             if _is_number(value) and not _number_said(float(value), numbers):
                 invented.append(key)
-        elif sub.get("format") == "duration" and not numbers_said(said):
-            invented.append(key)  # "go back to the previous track" is no 5-minute timer
+        elif sub.get("format") == "duration" and not _duration_said(said):
+            # "go back to the previous track" is no 5-minute timer, and "set the volume to
+            # fifty" no 50-minute one: a length of time is said with its unit.
+            invented.append(key)
     return invented
+
+
+_TIME_UNITS = ("second", "seconds", "sec", "secs", "minute", "minutes", "min", "mins",
+               "hour", "hours", "hr", "hrs")
+
+
+def _duration_said(said: str) -> bool:
+    """Whether `said` names a unit of time (a misheard one too: "ten minuets")."""
+    heard = words(said)
+    return any(w in _TIME_UNITS for w in heard) or any(
+        len(w) >= 5 and _said(w, heard) for w in _TIME_UNITS)
 
 
 def _number_said(value: float, numbers: set[float]) -> bool:
