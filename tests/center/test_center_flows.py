@@ -503,6 +503,17 @@ def test_the_llm_is_told_which_commands_and_dates_the_utterance_names(make_cente
     assert backend.requests[1].date_hints == []
 
 
+def test_a_question_about_the_world_names_no_command(make_center: Any) -> None:
+    backend = ScriptedBackend([text("In 1582."), text("Nothing today.")])
+    center = make_center(backend)
+    events = {**EVENTS_COMMAND, "keywords": ["calendar", "events", "schedule"]}
+    cid = conversation_id_and_start(center, [events])
+    center.command(cid, "when was the gregorian calendar introduced")
+    assert backend.requests[0].tool_hints == {"get_calendar_events": 0.0}
+    center.command(cid, "what's on my calendar")
+    assert backend.requests[1].tool_hints == {"get_calendar_events": 1.0}
+
+
 def conversation_id_and_start(center: Any, commands: list[dict[str, Any]]) -> str:
     cid = conversation_id()
     center.start(cid, commands=commands)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jarvis.center.keywords import keyword_heard, keyword_hints, words
+from jarvis.center.keywords import asks_about_the_world, keyword_heard, keyword_hints, words
 from jarvis.node.registry import discover_commands
 from jarvis.sdk.context import CommandContext
 
@@ -64,10 +64,26 @@ def test_builtin_keywords_tell_look_alike_commands_apart() -> None:
     assert "music" in volume and "set_timer" not in volume
     weather = keyword_hints("whats the whether tomorrow", BUILTIN_KEYWORDS)
     assert set(weather) == {"get_weather"}
-    # "timer" points at three commands; "set a timer" singles one out.
-    timer = keyword_hints("set a timer", BUILTIN_KEYWORDS)
-    assert max(timer, key=timer.__getitem__) == "set_timer"
-    assert all(v < timer["set_timer"] for k, v in timer.items() if k != "set_timer")
+
+
+@pytest.mark.parametrize(
+    ("utterance", "about_the_world"),
+    [
+        ("who invented the light bulb", True),
+        ("hey jarvis why is the sky blue", True),
+        ("how does a thermostat work", True),
+        ("whats your favorite song", True),
+        ("do you remember what i told you yesterday", True),
+        ("what year did the beatles break up", True),
+        # Commands asked as questions stay commands.
+        ("how does the weather look tomorrow", False),
+        ("do you know any good jokes", False),
+        ("what's on my shopping list", False),
+        ("when is my next reminder", False),
+    ],
+)
+def test_questions_about_the_world(utterance: str, about_the_world: bool) -> None:
+    assert asks_about_the_world(utterance) is about_the_world
 
 
 def test_small_talk_names_no_command() -> None:
@@ -98,3 +114,16 @@ def test_small_talk_names_no_command() -> None:
 def test_builtin_keywords(utterance: str, tool: str, heard: bool) -> None:
     hints = keyword_hints(utterance, BUILTIN_KEYWORDS)
     assert (hints.get(tool, 0) > 0) is heard, hints
+
+
+@pytest.mark.parametrize(
+    ("utterance", "tool"),
+    [
+        ("cancel the reminder about the vet", "reminder"),  # a verb both share, one noun
+        ("cancel the pasta timer", "cancel_timer"),
+        ("set a timer", "set_timer"),
+    ],
+)
+def test_builtin_keywords_single_out_one_command(utterance: str, tool: str) -> None:
+    hints = keyword_hints(utterance, BUILTIN_KEYWORDS)
+    assert all(v < hints[tool] for k, v in hints.items() if k != tool), hints

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jarvis.center import dates
-from jarvis.center.keywords import keyword_hints
+from jarvis.center.keywords import asks_about_the_world, keyword_hints
 from jarvis.center.llm.base import (
     LLMBackend,
     LLMBadResponseError,
@@ -601,7 +601,9 @@ class Engine:
             return {}
         keywords = {name: (spec.command or {}).get("keywords") or []
                     for name, spec in turn.catalog.tools.items()}
-        heard = keyword_hints(turn.voice_command, keywords)
+        # A question about the world names no command, whatever words it holds.
+        heard = ({} if asks_about_the_world(turn.voice_command)
+                 else keyword_hints(turn.voice_command, keywords))
         # Every tool that declares keywords is listed (0.0: none heard), so a backend can
         # tell "nothing named" from "nothing known".
         return {name: heard.get(name, 0.0) for name, words in keywords.items() if words}

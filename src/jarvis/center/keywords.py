@@ -58,6 +58,21 @@ def keyword_heard(heard: list[str], keyword: str) -> bool:
     return False
 
 
+# Questions about the world or about Jarvis itself, whatever command words they hold ("who
+# invented the light bulb", "how does a thermostat work", "what's your favorite song"):
+# forms no command is asked in. Kept narrow: "how does the weather look" is a command.
+_WORLD_QUESTION = re.compile(
+    r"^(?:(?:hey|ok|okay) )?(?:jarvis )?"
+    r"(?:who|whom|whose|why|what year|when (?:did|was|were)|how (?:does|do|did) .+ work"
+    r"|what(?:'s|s| is| was| are) your|is it true|do you (?:remember|like|love))\b"
+)
+
+
+def asks_about_the_world(utterance: str) -> bool:
+    """Whether `utterance` is a question no command is asked in (see `_WORLD_QUESTION`)."""
+    return _WORLD_QUESTION.match(" ".join(words(utterance))) is not None
+
+
 def keyword_hints(utterance: str, keywords: Mapping[str, Iterable[str]]) -> dict[str, float]:
     """Tool name -> how many of its distinct keywords `utterance` contains (zeros left out)."""
     heard = words(utterance)

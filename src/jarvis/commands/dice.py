@@ -72,10 +72,13 @@ class RollDiceCommand(IJarvisCommand):
     @property
     def examples(self) -> list[CommandExample]:
         return [
-            CommandExample("roll a die", {}, is_primary=True),
+            # First: a small model's prompt shows only the first example, and one with both
+            # numbers keeps it from putting the sides into count ("a hundred sided die").
+            CommandExample("roll three twelve-sided dice", {"count": 3, "sides": 12},
+                           is_primary=True),
+            CommandExample("roll a die", {}),
             CommandExample("roll two dice", {"count": 2}),
             CommandExample("roll a d20", {"sides": 20}),
-            CommandExample("roll three twelve-sided dice", {"count": 3, "sides": 12}),
         ]
 
     @property

@@ -139,7 +139,9 @@ class ReminderCommand(IJarvisCommand):
 
     @property
     def keywords(self) -> list[str]:
-        return ["remind", "reminder", "reminders", "don't forget", "forget", "remember"]
+        # Its own verbs too: "cancel the reminder" must not lose to cancel_timer's "cancel".
+        return ["remind", "reminder", "reminders", "don't forget", "forget", "remember",
+                "cancel"]
 
     # --- small-model fixes -------------------------------------------------------------------
     def post_process_tool_call(self, args: dict[str, Any], voice_command: str) -> dict[str, Any]:
