@@ -9,6 +9,7 @@ from jarvis.center.llm.embedded.grammar import tool_call_grammar
 from jarvis.center.llm.embedded.grounding import (
     invented_required_arguments,
     is_said,
+    respelled_required_text,
     unsaid_optional_arguments,
 )
 
@@ -142,3 +143,29 @@ def test_a_duration_needs_a_unit_of_time_said() -> None:
     assert invented_required_arguments({"duration": "PT90M"}, TIMER, "a 90 minute timer") == []
     # Optional values are not its business (unsaid_optional_arguments drops those).
     assert invented_required_arguments({"duration": "PT1M", "label": "x"}, TIMER, "1 min") == []
+
+
+CONVERT = {"type": "function", "function": {"name": "convert_measurement", "parameters": {
+    "type": "object",
+    "properties": {"value": {"type": "number"}, "from_unit": {"type": "string"},
+                   "to_unit": {"type": "string"}, "note": {"type": "string"}},
+    "required": ["value", "from_unit", "to_unit"]}}}
+
+
+def test_required_text_said_in_other_words_is_put_in_the_users_words() -> None:
+    kilos = {"value": 68, "from_unit": "kilometers", "to_unit": "pounds"}
+    assert respelled_required_text(kilos, CONVERT, "what is 68 kilos in pounds") == {
+        "from_unit": "kilos"}
+
+
+def test_required_text_with_nothing_alike_said_or_already_said_is_left_alone() -> None:
+    made_up = {"value": 1, "from_unit": "celsius", "to_unit": "tablespoons"}
+    assert respelled_required_text(made_up, CONVERT, "how many tablespoons in a cup") == {}
+    said = {"value": 5, "from_unit": "miles", "to_unit": "kilometers"}
+    assert respelled_required_text(said, CONVERT, "convert 5 miles to kilometers") == {}
+    # Two heard words start alike: which one was meant is not for this rule to guess.
+    two = {"value": 5, "from_unit": "kilometers", "to_unit": "pounds"}
+    assert respelled_required_text(two, CONVERT, "5 kilos or kilograms in pounds") == {}
+    # Optional values are not its business.
+    note = {"value": 5, "from_unit": "miles", "to_unit": "kilometers", "note": "kilometers"}
+    assert "note" not in respelled_required_text(note, CONVERT, "5 kilos in miles")

@@ -43,6 +43,7 @@ from jarvis.center.llm.embedded.grammar import (
 )
 from jarvis.center.llm.embedded.grounding import (
     invented_required_arguments,
+    respelled_required_text,
     unsaid_optional_arguments,
 )
 from jarvis.center.llm.embedded.model_thread import ModelThread
@@ -274,6 +275,7 @@ class EmbeddedBackend:
         self._special: dict[str, int] = {}
         self._openings: dict[bytes, list[int]] = {}
         self._dropped: list[str] = []  # optional arguments of the last reply nobody said
+        self._respelled: list[str] = []  # required text of the last reply put in the user's words
         self._rerouted: list[str] = []  # tools of the last reply given up (invented values)
         # Set at load: see _quote_tails.
         self._tails: tuple[frozenset[int], npt.NDArray[np.int32]] = (frozenset(), np.zeros(
@@ -466,6 +468,7 @@ class EmbeddedBackend:
         decoder = self._decoder(request, full, deadline, opening, info)
         self._first_gap = None
         self._dropped = []
+        self._respelled = []
         self._rerouted = []
         name_scores: dict[str, float] = {}
         content: str | None = None
@@ -554,6 +557,8 @@ class EmbeddedBackend:
             reply.usage["tool_hints"] = dict(request.tool_hints)
         if self._dropped:
             reply.usage["dropped_arguments"] = list(self._dropped)
+        if self._respelled:
+            reply.usage["respelled_arguments"] = list(self._respelled)
         if self._rerouted:
             reply.usage["rerouted_from"] = list(self._rerouted)
         return reply
@@ -776,6 +781,9 @@ class EmbeddedBackend:
                 for key in dropped:
                     del parsed["arguments"][key]
                 self._dropped.extend(dropped)
+                respelled = respelled_required_text(parsed["arguments"], tool, utterance)
+                parsed["arguments"].update(respelled)
+                self._respelled.extend(respelled)
             arguments = json.dumps(parsed["arguments"], ensure_ascii=False)
             if (name, arguments) in seen:  # a small model may repeat itself; once is enough
                 break

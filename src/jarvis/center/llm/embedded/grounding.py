@@ -84,6 +84,39 @@ def unsaid_optional_arguments(
     return unsaid
 
 
+# A value word and a heard word that start with this many letters alike are one word.
+_STEM = 4
+
+
+def respelled_required_text(
+    arguments: dict[str, Any], tool: dict[str, Any], utterance: str
+) -> dict[str, str]:
+    """Required free-text values the user said in other words: key -> the value in theirs.
+
+    A 0.5B model asked "what is 68 kilos in pounds" writes `"from_unit": "kilometers"`,
+    pulled by a prompt example: a required value none of whose words was said, with a
+    word that starts like exactly one word of the utterance ("kilo..."), means that word.
+    Values with no such word are left alone (validation judges them).
+    """
+    schema = arguments_schema(tool)
+    props = schema.get("properties") or {}
+    heard = [w for w in words(utterance) if len(w) >= _STEM]
+    fixed: dict[str, str] = {}
+    for key in schema.get("required") or []:
+        value, sub = arguments.get(key), props.get(key)
+        if not isinstance(value, str) or not isinstance(sub, dict) or not _free_text(sub):
+            continue
+        if is_said(value, utterance):
+            continue
+        out = []
+        for word in words(value):
+            alike = {h for h in heard if len(word) >= _STEM and h[:_STEM] == word[:_STEM]}
+            out.append(alike.pop() if len(alike) == 1 else word)
+        if out != words(value):
+            fixed[key] = " ".join(out)
+    return fixed
+
+
 def _free_text(schema: dict[str, Any]) -> bool:
     return schema.get("type") == "string" and not schema.get("enum") and not schema.get("format")
 
