@@ -109,6 +109,7 @@ def test_small_talk_names_no_command() -> None:
         ("how long until the pasta is done", "check_timers", True),
         ("how long do you boil an egg", "check_timers", False),
         ("dont let me forget my pills", "reminder", True),
+        ("shut off the tv in the den", "control_device", True),
     ],
 )
 def test_builtin_keywords(utterance: str, tool: str, heard: bool) -> None:

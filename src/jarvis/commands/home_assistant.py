@@ -153,7 +153,7 @@ class ControlDeviceCommand(IJarvisCommand):
     def keywords(self) -> list[str]:
         return ["turn on", "turn off", "light", "lamp", "switch", "lock", "unlock", "dim",
                 "brightness", "fan", "thermostat", "heating", "plug", "outlet", "garage",
-                "door", "blinds", "television", "brighter", "dimmer"]
+                "door", "blinds", "television", "brighter", "dimmer", "shut off"]
 
     # --- small-model fixes ---------------------------------------------------------------------
     def post_process_tool_call(self, args: dict[str, Any], voice_command: str) -> dict[str, Any]:
