@@ -161,6 +161,20 @@ def test_a_call_written_as_text_is_never_spoken() -> None:
     assert _speakable("Leonardo da Vinci painted it.") == "Leonardo da Vinci painted it."
 
 
+def test_no_answer_to_speak_becomes_cant_help() -> None:
+    said = "call my sister"
+    assert _speakable("call my sister", said) == CANNOT_HELP  # the request said back
+    assert _speakable("Book me a flight to Rome.", "book me a flight to rome") == CANNOT_HELP
+    assert _speakable("1", "how many legs does a spider have") == CANNOT_HELP  # a bare number
+    context = "Today is Wednesday 2026-01-14 (timezone America/New_York)."
+    assert _speakable(context, "um", "You are Jarvis.\n" + context) == CANNOT_HELP
+    # Short replies in the user's words, and real answers, stay.
+    assert _speakable("Good night!", "good night") == "Good night!"
+    assert _speakable("Okay.", "okay") == "Okay."
+    assert _speakable("Paris is the capital of France.", "what is the capital of france",
+                      context) == "Paris is the capital of France."
+
+
 @pytest.mark.parametrize(
     ("buf", "end"),
     [

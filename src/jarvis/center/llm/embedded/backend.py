@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from jarvis.center.keywords import words
 from jarvis.center.llm.base import (
     LLMError,
     LLMPromptTooLongError,
@@ -122,9 +123,22 @@ def _looks_like_a_call(text: str) -> bool:
 CANNOT_HELP = "Sorry, I can't help with that."
 
 
-def _speakable(answer: str) -> str:
-    """`answer`, unless it is a call written as text, which is no sentence to speak."""
-    return CANNOT_HELP if _looks_like_a_call(answer) else answer
+def _speakable(answer: str, said: str | None = None, context: str = "") -> str:
+    """`answer`, unless it is no answer to speak: a call written as text, the request said
+    back ("call my sister" -> "call my sister"), a line of `context` copied ("Today is
+    Wednesday ..." for "um"), or a bare number for a question in words ("how many legs
+    does a spider have" -> "1"). A 0.5B model does all four; a plain "can't help" is
+    better than any of them."""
+    if _looks_like_a_call(answer):
+        return CANNOT_HELP
+    spoken = words(answer)
+    if not any(c.isalpha() for c in answer):
+        return CANNOT_HELP
+    if said is not None and len(spoken) >= 3 and set(spoken) <= set(words(said)):
+        return CANNOT_HELP
+    if len(answer.strip()) >= 12 and answer.strip().lower() in context.lower():
+        return CANNOT_HELP
+    return answer
 
 
 _SENTENCE_END = re.compile(r"[.!?](?=[\s\"')\]]|$)")
@@ -134,6 +148,14 @@ def _sentences(text: str) -> str:
     """`text` up to its last complete sentence (all of it when none ends)."""
     ends = [m.end() for m in _SENTENCE_END.finditer(text)]
     return text[: ends[-1]].rstrip() if ends else text.rstrip()
+
+
+def _context_text(request: LLMRequest) -> str:
+    """The system messages after the first: the day's date and clock, which a small model
+    copies as an answer to "um" (the first one's example answers are fine to say)."""
+    system = [str(m.get("content")) for m in request.messages
+              if m.get("role") == "system" and isinstance(m.get("content"), str)]
+    return "\n".join(system[1:])
 
 
 def _said_text(request: LLMRequest) -> str:
@@ -523,8 +545,6 @@ class EmbeddedBackend:
                     # A call with made-up required values is worse than the answer.
                     if written and not self._invented(written[0], left, request):
                         calls, content, finish = written, None, "tool_calls"
-                if content is not None:
-                    content = _speakable(content)
         elif use_tools and grammar is not None:
             wants_call, first_text = True, None
             if request.allow_direct_answer:
@@ -538,7 +558,6 @@ class EmbeddedBackend:
                 passes += more
             else:
                 content, finish = self._answer(request, decoder, first_text)
-                content = _speakable(content)
         else:
             if request.response_schema:
                 decoder.grammar = self._grammar_text(value_grammar(request.response_schema))
@@ -546,6 +565,8 @@ class EmbeddedBackend:
             # A plain-text reply must not open a call, whatever the model would like.
             content, truncated = decoder.text([tool_call_id], self._is_end)
             finish = "length" if truncated else "stop"
+        if use_tools and content is not None:  # in place of a call: see _speakable
+            content = _speakable(content, _utterance(request), _context_text(request))
         reply = self._reply(decoder, full, info, content, calls, finish, started, prompt_ms,
                             passes)
         # What decided call or answer, for measuring (bench/accuracy.py reads the trace).
