@@ -31,6 +31,7 @@ from jarvis.center.llm.embedded import EmbeddedBackend  # noqa: E402
 from jarvis.center.llm.embedded.backend import (  # noqa: E402
     CANNOT_HELP,
     _looks_like_a_call,
+    _not_to_copy,
     _sentences,
     _speakable,
 )
@@ -167,12 +168,26 @@ def test_no_answer_to_speak_becomes_cant_help() -> None:
     assert _speakable("Book me a flight to Rome.", "book me a flight to rome") == CANNOT_HELP
     assert _speakable("1", "how many legs does a spider have") == CANNOT_HELP  # a bare number
     context = "Today is Wednesday 2026-01-14 (timezone America/New_York)."
-    assert _speakable(context, "um", "You are Jarvis.\n" + context) == CANNOT_HELP
+    assert _speakable(context, "um", [context]) == CANNOT_HELP
+    # An example request of the prompt sounds done when nothing was.
+    assert _speakable("Set a timer for 5 minutes.", "set a",
+                      ["set a timer for 5 minutes"]) == CANNOT_HELP
     # Short replies in the user's words, and real answers, stay.
     assert _speakable("Good night!", "good night") == "Good night!"
     assert _speakable("Okay.", "okay") == "Okay."
     assert _speakable("Paris is the capital of France.", "what is the capital of france",
-                      context) == "Paris is the capital of France."
+                      [context]) == "Paris is the capital of France."
+
+
+def test_what_an_answer_must_not_copy_comes_from_the_prompt() -> None:
+    prompt = ('You are Jarvis.\n\nExamples:\n"set a timer for 5 minutes" -> set_timer '
+              '{"duration": "PT5M"}\n"good evening" -> say: Good evening!')
+    request = LLMRequest(messages=[
+        {"role": "system", "content": prompt},
+        {"role": "system", "content": "Today is Wednesday 2026-01-14."},
+        {"role": "user", "content": "um"}])
+    assert _not_to_copy(request) == ["set a timer for 5 minutes",
+                                     "Today is Wednesday 2026-01-14."]
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -123,20 +123,20 @@ def _looks_like_a_call(text: str) -> bool:
 CANNOT_HELP = "Sorry, I can't help with that."
 
 
-def _speakable(answer: str, said: str | None = None, context: str = "") -> str:
+def _speakable(answer: str, said: str | None = None, prompt: Sequence[str] = ()) -> str:
     """`answer`, unless it is no answer to speak: a call written as text, the request said
-    back ("call my sister" -> "call my sister"), a line of `context` copied ("Today is
-    Wednesday ..." for "um"), or a bare number for a question in words ("how many legs
-    does a spider have" -> "1"). A 0.5B model does all four; a plain "can't help" is
-    better than any of them."""
-    if _looks_like_a_call(answer):
+    back ("call my sister" -> "call my sister"), a piece of the `prompt` copied ("Today is
+    Wednesday ..." for "um", an example request such as "Set a timer for 5 minutes." for
+    "set a", which sounds done when nothing was), or a bare number for a question in words
+    ("how many legs does a spider have" -> "1"). A 0.5B model does all of these; a plain
+    "can't help" is better than any of them."""
+    if _looks_like_a_call(answer) or not any(c.isalpha() for c in answer):
         return CANNOT_HELP
     spoken = words(answer)
-    if not any(c.isalpha() for c in answer):
-        return CANNOT_HELP
     if said is not None and len(spoken) >= 3 and set(spoken) <= set(words(said)):
         return CANNOT_HELP
-    if len(answer.strip()) >= 12 and answer.strip().lower() in context.lower():
+    text = " ".join(spoken)
+    if len(spoken) >= 3 and any(text in " ".join(words(piece)) for piece in prompt):
         return CANNOT_HELP
     return answer
 
@@ -150,12 +150,19 @@ def _sentences(text: str) -> str:
     return text[: ends[-1]].rstrip() if ends else text.rstrip()
 
 
-def _context_text(request: LLMRequest) -> str:
-    """The system messages after the first: the day's date and clock, which a small model
-    copies as an answer to "um" (the first one's example answers are fine to say)."""
+# An example request in the compact prompt: `"set a timer for 5 minutes" -> set_timer {..}`.
+_EXAMPLE_REQUEST = re.compile(r'^"(.+)" -> (?!say:)', re.MULTILINE)
+
+
+def _not_to_copy(request: LLMRequest) -> list[str]:
+    """What an answer must not copy from the prompt: the example requests of the first
+    system message (its example answers are fine to say) and the messages after it (the
+    day's date and clock)."""
     system = [str(m.get("content")) for m in request.messages
               if m.get("role") == "system" and isinstance(m.get("content"), str)]
-    return "\n".join(system[1:])
+    if not system:
+        return []
+    return [*_EXAMPLE_REQUEST.findall(system[0]), *system[1:]]
 
 
 def _said_text(request: LLMRequest) -> str:
@@ -566,7 +573,7 @@ class EmbeddedBackend:
             content, truncated = decoder.text([tool_call_id], self._is_end)
             finish = "length" if truncated else "stop"
         if use_tools and content is not None:  # in place of a call: see _speakable
-            content = _speakable(content, _utterance(request), _context_text(request))
+            content = _speakable(content, _utterance(request), _not_to_copy(request))
         reply = self._reply(decoder, full, info, content, calls, finish, started, prompt_ms,
                             passes)
         # What decided call or answer, for measuring (bench/accuracy.py reads the trace).
