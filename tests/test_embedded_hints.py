@@ -139,6 +139,8 @@ def test_a_duration_needs_a_unit_of_time_said() -> None:
         {"duration": "PT50M"}, TIMER, "set the volume to fifty") == ["duration"]
     assert invented_required_arguments({"duration": "PT10M"}, TIMER, "ten minuets") == []
     assert invented_required_arguments({"duration": "PT30S"}, TIMER, "30 secs please") == []
+    assert invented_required_arguments(
+        {"duration": "PT5M"}, TIMER, "lights in the house") == ["duration"]
     assert invented_required_arguments({"duration": "PT30M"}, TIMER, "give me half an hour") == []
     assert invented_required_arguments({"duration": "PT90M"}, TIMER, "a 90 minute timer") == []
     # Optional values are not its business (unsaid_optional_arguments drops those).

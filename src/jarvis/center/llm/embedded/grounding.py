@@ -166,11 +166,16 @@ _TIME_UNITS = ("second", "seconds", "sec", "secs", "minute", "minutes", "min", "
                "hour", "hours", "hr", "hrs")
 
 
+# A misheard unit is this similar ("minuets" ~ "minutes": 86; "house" ~ "hours": 80 is not).
+_SIMILAR_UNIT = 85.0
+
+
 def _duration_said(said: str) -> bool:
     """Whether `said` names a unit of time (a misheard one too: "ten minuets")."""
     heard = words(said)
     return any(w in _TIME_UNITS for w in heard) or any(
-        len(w) >= 5 and _said(w, heard) for w in _TIME_UNITS)
+        fuzz.ratio(unit, h, score_cutoff=_SIMILAR_UNIT)
+        for unit in _TIME_UNITS if len(unit) >= 5 for h in heard)
 
 
 def _number_said(value: float, numbers: set[float]) -> bool:
