@@ -248,7 +248,7 @@ class EmbeddedBackend:
         no_tool_bias: float = 1.5,
         answer_max_tokens: int = 60,
         keyword_bias: float = 4.0,
-        keyword_cap: float = 2.0,
+        keyword_cap: float = 3.0,
         unheard_say_bias: float = 6.0,
         prime_call: bool = True,
         first_token_check: str = "unheard",
