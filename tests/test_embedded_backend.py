@@ -537,3 +537,26 @@ def test_warming_the_live_prefix_evaluates_nothing(backend: EmbeddedBackend) -> 
     assert reply.usage["prefix_cache"] == "live"
     assert reply.usage["cached_tokens"] > info["reused_tokens"]
     assert json.loads(reply.tool_calls[0].arguments)["seconds"] == 20
+
+
+CONVERT_UNITS = {"type": "function", "function": {
+    "name": "convert_measurement", "description": "Convert a measurement between units.",
+    "parameters": {"type": "object", "properties": {
+        "value": {"type": "number"},
+        "from_unit": {"type": "string", "description": "The unit of the value, e.g. kilometers"},
+        "to_unit": {"type": "string"}},
+        "required": ["value", "from_unit", "to_unit"]}}}
+CONVERT_EXAMPLE = ('You are Jarvis. Example: "how many miles is 10 kilometers" -> '
+                   'convert_measurement {"value": 10, "from_unit": "kilometers", '
+                   '"to_unit": "miles"}')
+
+
+@pytest.mark.model
+def test_a_unit_said_in_other_words_stays_the_users(backend: EmbeddedBackend) -> None:
+    # The example pulls the 0.5B model to "kilometers" for "kilos"; the user's word wins.
+    request = LLMRequest(messages=[{"role": "system", "content": CONVERT_EXAMPLE},
+                                  {"role": "user", "content": "what is 68 kilos in pounds"}],
+                         tools=[CONVERT_UNITS], max_tokens=80, timeout=600.0,
+                         allow_direct_answer=False)
+    [call] = backend.complete(request).tool_calls
+    assert json.loads(call.arguments) == {"value": 68, "from_unit": "kilos", "to_unit": "pounds"}
