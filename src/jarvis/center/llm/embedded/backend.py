@@ -639,8 +639,8 @@ class EmbeddedBackend:
         """Choose again, without it, while the chosen tool's required values were never said.
 
         "go back to the previous track" -> `set_timer {"duration": "PT5M"}`: a required
-        number or duration nobody said, for a tool none of whose keywords was heard, means
-        the model reached for the wrong tool; the next best is asked for, at most
+        number or duration nobody said, for a tool the keywords heard do not single out
+        (see `_invented`), means the model reached for the wrong tool; the next best is asked for, at most
         `max_reroutes` times. When a spoken answer is allowed, only tools whose keywords
         were heard stay in the running (none: the answer). Returns the decoder, the calls
         and the passes spent on the calls given up.
