@@ -640,10 +640,10 @@ class EmbeddedBackend:
 
         "go back to the previous track" -> `set_timer {"duration": "PT5M"}`: a required
         number or duration nobody said, for a tool the keywords heard do not single out
-        (see `_invented`), means the model reached for the wrong tool; the next best is asked for, at most
-        `max_reroutes` times. When a spoken answer is allowed, only tools whose keywords
-        were heard stay in the running (none: the answer). Returns the decoder, the calls
-        and the passes spent on the calls given up.
+        (see `_invented`), means the model reached for the wrong tool; the next best is
+        asked for, at most `max_reroutes` times. When a spoken answer is allowed, only tools
+        whose keywords were heard stay in the running (none: the answer). Returns the
+        decoder, the calls and the passes spent on the calls given up.
         """
         passes = 0
         while calls and calls[0].name != NO_TOOL and len(self._rerouted) < self.max_reroutes:
