@@ -75,6 +75,10 @@ def test_builtin_keywords_tell_look_alike_commands_apart() -> None:
         ("whats your favorite song", True),
         ("do you remember what i told you yesterday", True),
         ("what year did the beatles break up", True),
+        ("how far is the moon", True),  # a thing's measure
+        ("what's the hottest temperature ever recorded", True),  # a record
+        ("how hot is it going to be in phoenix", False),  # the weather
+        ("how long is the pasta timer", False),
         # Commands asked as questions stay commands.
         ("how does the weather look tomorrow", False),
         ("do you know any good jokes", False),

@@ -64,13 +64,19 @@ def keyword_heard(heard: list[str], keyword: str) -> bool:
 _WORLD_QUESTION = re.compile(
     r"^(?:(?:hey|ok|okay) )?(?:jarvis )?"
     r"(?:who|whom|whose|why|what year|when (?:did|was|were)|how (?:does|do|did) .+ work"
-    r"|what(?:'s|s| is| was| are) your|is it true|do you (?:remember|like|love))\b"
+    r"|what(?:'s|s| is| was| are) your|is it true|do you (?:remember|like|love)"
+    # "how hot is the surface of the sun": a thing's measure; the weather is "how hot is it".
+    r"|how (?:hot|cold|warm|far|big|old|tall|deep|heavy) (?:is|are|was|were) (?:the|a|an))\b"
 )
+# Anywhere in the utterance: records and superlatives ("the coldest temperature ever
+# recorded", "the best movie of all time").
+_WORLD_WORDS = re.compile(r"\b(?:ever|of all time)\b")
 
 
 def asks_about_the_world(utterance: str) -> bool:
     """Whether `utterance` is a question no command is asked in (see `_WORLD_QUESTION`)."""
-    return _WORLD_QUESTION.match(" ".join(words(utterance))) is not None
+    text = " ".join(words(utterance))
+    return _WORLD_QUESTION.match(text) is not None or _WORLD_WORDS.search(text) is not None
 
 
 def keyword_hints(utterance: str, keywords: Mapping[str, Iterable[str]]) -> dict[str, float]:
