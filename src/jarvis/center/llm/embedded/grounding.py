@@ -22,8 +22,8 @@ from jarvis.center.llm.embedded.grammar import arguments_schema
 _SIMILAR = 80.0
 
 
-def _said(word: str, heard: list[str]) -> bool:
-    return any(word == h or fuzz.ratio(word, h, score_cutoff=_SIMILAR) for h in heard)
+def _said(word: str, heard: list[str], similar: float = _SIMILAR) -> bool:
+    return any(word == h or fuzz.ratio(word, h, score_cutoff=similar) for h in heard)
 
 
 def is_said(value: str, utterance: str) -> bool:
@@ -108,11 +108,12 @@ def respelled_required_text(
             continue
         if is_said(value, utterance):
             continue
+        value_words = words(value)
         out = []
-        for word in words(value):
+        for word in value_words:
             alike = {h for h in heard if len(word) >= _STEM and h[:_STEM] == word[:_STEM]}
             out.append(alike.pop() if len(alike) == 1 else word)
-        if out != words(value):
+        if out != value_words:
             fixed[key] = " ".join(out)
     return fixed
 
@@ -174,8 +175,7 @@ def _duration_said(said: str) -> bool:
     """Whether `said` names a unit of time (a misheard one too: "ten minuets")."""
     heard = words(said)
     return any(w in _TIME_UNITS for w in heard) or any(
-        fuzz.ratio(unit, h, score_cutoff=_SIMILAR_UNIT)
-        for unit in _TIME_UNITS if len(unit) >= 5 for h in heard)
+        _said(unit, heard, _SIMILAR_UNIT) for unit in _TIME_UNITS if len(unit) >= 5)
 
 
 def _number_said(value: float, numbers: set[float]) -> bool:
