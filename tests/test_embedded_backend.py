@@ -135,20 +135,29 @@ def test_an_invented_value_gives_up_a_tool_the_keywords_do_not_single_out() -> N
     tools = [TIMER, CANCEL]
     tied = _request("stop the egg timer", tools=tools,
                     tool_hints={"set_timer": 1.0, "cancel_timer": 1.0})
-    assert EmbeddedBackend._invented(_timer_call(300), tools, tied)
+    backend = EmbeddedBackend()
+    assert backend._invented(_timer_call(300), tools, tied)
     unheard = _request("go back a track", tools=tools,
                        tool_hints={"set_timer": 0.0, "cancel_timer": 0.0})
-    assert EmbeddedBackend._invented(_timer_call(300), tools, unheard)
+    assert backend._invented(_timer_call(300), tools, unheard)
+    # One keyword in a question is a word that came up, not the tool named.
+    mentioned = _request("how many minutes of sleep do i need", tools=tools,
+                         tool_hints={"set_timer": 1.0, "cancel_timer": 0.0})
+    assert backend._invented(_timer_call(300), tools, mentioned)
 
 
 def test_a_tool_the_keywords_single_out_keeps_its_call_or_its_said_value() -> None:
     tools = [TIMER, CANCEL]
     named = _request("set a timer", tools=tools,
                      tool_hints={"set_timer": 2.0, "cancel_timer": 1.0})
-    assert not EmbeddedBackend._invented(_timer_call(300), tools, named)
+    backend = EmbeddedBackend()
+    assert not backend._invented(_timer_call(300), tools, named)
+    asked = _request("timer please", tools=tools,
+                     tool_hints={"set_timer": 1.0, "cancel_timer": 0.0})
+    assert not backend._invented(_timer_call(300), tools, asked)
     said = _request("stop the 300 timer", tools=tools,
                     tool_hints={"set_timer": 1.0, "cancel_timer": 1.0})
-    assert not EmbeddedBackend._invented(_timer_call(300), tools, said)
+    assert not backend._invented(_timer_call(300), tools, said)
 
 
 def test_a_call_written_as_text_is_recognised() -> None:

@@ -72,6 +72,14 @@ def test_unsaid_optional_free_text_is_found_but_enums_and_said_items_are_kept() 
     assert unsaid_optional_arguments(said, SHOPPING, heard) == []
 
 
+def test_an_optional_value_that_only_names_the_tool_is_no_value() -> None:
+    joke = {"type": "function", "function": {"name": "tell_joke", "parameters": {
+        "type": "object", "properties": {"topic": {"type": "string"}}}}}
+    assert unsaid_optional_arguments({"topic": "jokes"}, joke, "tell me a joke") == ["topic"]
+    assert unsaid_optional_arguments({"topic": "cats"}, joke, "a joke about cats") == []
+    assert unsaid_optional_arguments({"topic": "cat jokes"}, joke, "cat jokes please") == []
+
+
 def test_unsaid_optional_numbers_are_found() -> None:
     lamp = {"type": "function", "function": {"name": "lamp", "parameters": {
         "type": "object",
@@ -126,6 +134,8 @@ def test_numbers_said_as_words_percentages_or_earlier_in_the_conversation() -> N
     assert invented_required_arguments(half, CALCULATE, "what's half of 30") == []
     percent = {"num1": 80, "num2": 0.15, "operation": "multiply"}
     assert invented_required_arguments(percent, CALCULATE, "15 percent of 80") == []
+    signed = {"num1": 5, "num2": -3, "operation": "multiply"}
+    assert invented_required_arguments(signed, CALCULATE, "what is 5 times -3") == []
     follow_up = {"num1": 84, "num2": 3, "operation": "multiply"}
     said = "what is 12 times 7\nThe answer is 84.\nnow times three"
     assert invented_required_arguments(follow_up, CALCULATE, said) == []
@@ -143,6 +153,14 @@ def test_a_duration_needs_a_unit_of_time_said() -> None:
         {"duration": "PT5M"}, TIMER, "lights in the house") == ["duration"]
     assert invented_required_arguments({"duration": "PT30M"}, TIMER, "give me half an hour") == []
     assert invented_required_arguments({"duration": "PT90M"}, TIMER, "a 90 minute timer") == []
+    # The amount must be one said: "a second" is no 5-minute timer.
+    assert invented_required_arguments(
+        {"duration": "PT5M"}, TIMER, "hold on a second") == ["duration"]
+    assert invented_required_arguments(
+        {"duration": "PT1H30M"}, TIMER, "a timer for 1 hour 30 minutes") == []
+    assert invented_required_arguments({"duration": "PT1M30S"}, TIMER, "90 seconds") == []
+    assert invented_required_arguments({"duration": "PT5M"}, TIMER, "5 more minutes") == []
+    assert invented_required_arguments({"duration": "PT5M"}, TIMER, "a few minutes") == []
     # Optional values are not its business (unsaid_optional_arguments drops those).
     assert invented_required_arguments({"duration": "PT1M", "label": "x"}, TIMER, "1 min") == []
 
@@ -168,6 +186,14 @@ def test_required_text_with_nothing_alike_said_or_already_said_is_left_alone() -
     # Two heard words start alike: which one was meant is not for this rule to guess.
     two = {"value": 5, "from_unit": "kilometers", "to_unit": "pounds"}
     assert respelled_required_text(two, CONVERT, "5 kilos or kilograms in pounds") == {}
+    # The amount must be one said: "a second" is no 5-minute timer.
+    assert invented_required_arguments(
+        {"duration": "PT5M"}, TIMER, "hold on a second") == ["duration"]
+    assert invented_required_arguments(
+        {"duration": "PT1H30M"}, TIMER, "a timer for 1 hour 30 minutes") == []
+    assert invented_required_arguments({"duration": "PT1M30S"}, TIMER, "90 seconds") == []
+    assert invented_required_arguments({"duration": "PT5M"}, TIMER, "5 more minutes") == []
+    assert invented_required_arguments({"duration": "PT5M"}, TIMER, "a few minutes") == []
     # Optional values are not its business.
     note = {"value": 5, "from_unit": "miles", "to_unit": "kilometers", "note": "kilometers"}
     assert "note" not in respelled_required_text(note, CONVERT, "5 kilos in miles")

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from jarvis.center.keywords import asks_about_the_world, keyword_heard, keyword_hints, words
+from jarvis.center.keywords import (
+    asks_about_the_world,
+    is_question,
+    keyword_heard,
+    keyword_hints,
+    words,
+)
 from jarvis.node.registry import discover_commands
 from jarvis.sdk.context import CommandContext
 
@@ -77,7 +83,16 @@ def test_builtin_keywords_tell_look_alike_commands_apart() -> None:
         ("what year did the beatles break up", True),
         ("how far is the moon", True),  # a thing's measure
         ("what's the hottest temperature ever recorded", True),  # a record
+        ("what day of the week was july 4th 1776", True),  # the past
+        ("what time did the titanic sink", True),
+        ("how do i set a timer on my microwave", True),  # how-to
+        ("is it rude to play music on the train", True),  # an opinion
+        ("is jazz better than classical music", True),  # a comparison
+        ("where do knock knock jokes come from", True),
         ("how hot is it going to be in phoenix", False),  # the weather
+        ("is it going to rain tomorrow", False),
+        ("what time is it in tokyo", False),
+        ("what day is it", False),
         ("how long is the pasta timer", False),
         # Commands asked as questions stay commands.
         ("how does the weather look tomorrow", False),
@@ -132,3 +147,20 @@ def test_builtin_keywords(utterance: str, tool: str, heard: bool) -> None:
 def test_builtin_keywords_single_out_one_command(utterance: str, tool: str) -> None:
     hints = keyword_hints(utterance, BUILTIN_KEYWORDS)
     assert all(v < hints[tool] for k, v in hints.items() if k != tool), hints
+
+
+@pytest.mark.parametrize(
+    ("utterance", "question"),
+    [
+        ("how many cups of flour go into a loaf of bread", True),
+        ("um is it going to rain", True),
+        ("what's on my shopping list", True),
+        # Requests, however polite.
+        ("could you set a timer", False),
+        ("can you play some jazz", False),
+        ("timer please", False),
+        ("set a timer for five minutes", False),
+    ],
+)
+def test_questions_and_requests(utterance: str, question: bool) -> None:
+    assert is_question(utterance) is question

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from jarvis.center.keywords import words
+from jarvis.center.keywords import is_question, words
 from jarvis.center.llm.base import (
     LLMError,
     LLMPromptTooLongError,
@@ -259,11 +259,13 @@ class EmbeddedBackend:
         drop_unsaid: bool = True,
         tool_format: str = "json",
         max_reroutes: int = 2,
+        leader_keywords: float = 2.0,
     ) -> None:
         if tool_format not in ("json", "signatures"):
             raise ValueError("tool_format must be 'json' or 'signatures'")
         self.tool_format = tool_format
         self.max_reroutes = max(0, max_reroutes)
+        self.leader_keywords = leader_keywords
         self.drop_unsaid = drop_unsaid
         self.undated_key_bias = undated_key_bias
         self.dated_key_bias = dated_key_bias
@@ -605,21 +607,25 @@ class EmbeddedBackend:
         self._restore(full, prefix, deadline=deadline)
         return self._decoder(request, full, deadline), spent
 
-    @staticmethod
-    def _invented(call: LLMToolCall, tools: list[dict[str, Any]], request: LLMRequest) -> bool:
+    def _invented(
+        self, call: LLMToolCall, tools: list[dict[str, Any]], request: LLMRequest
+    ) -> bool:
         """Whether `call` fills a required number or duration nobody said, for a tool the
         keywords heard do not single out.
 
-        When the user named the tool ("set a timer"), a missing value is the command's to
-        ask for. When another tool was named as often ("stop the egg timer": `set_timer`,
-        `cancel_timer` and `check_timers` all heard "timer"), an invented value is the
-        sign of the wrong look-alike.
+        When the user named the tool ("set a timer", "timer please": its keywords, more
+        than any other tool's), a missing value is the command's to ask for. When another
+        tool was named as often ("stop the egg timer": `set_timer`, `cancel_timer` and
+        `check_timers` all heard "timer"), or a question holds a single one of its words
+        ("how many cups of flour go into a loaf of bread"), an invented value is the sign
+        of the wrong tool; `leader_keywords` of them name the tool even in a question.
         """
         if call.name == NO_TOOL:
             return False
         hints = request.tool_hints
         heard = hints.get(call.name, 0)
-        if heard > 0 and all(v < heard for k, v in hints.items() if k != call.name):
+        if heard > 0 and all(v < heard for k, v in hints.items() if k != call.name) and (
+                heard >= self.leader_keywords or not is_question(_utterance(request) or "")):
             return False
         tool = next(t for t in tools if tool_name(t) == call.name)
         arguments = json.loads(call.arguments)

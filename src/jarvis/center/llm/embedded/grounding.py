@@ -16,7 +16,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from jarvis.center.keywords import words
-from jarvis.center.llm.embedded.grammar import arguments_schema
+from jarvis.center.llm.embedded.grammar import arguments_schema, tool_name
 
 # A value word counts as said when this similar to a word of the utterance (plurals, ASR).
 _SIMILAR = 80.0
@@ -35,7 +35,7 @@ def is_said(value: str, utterance: str) -> bool:
     return any(_said(w, heard) for w in value_words)
 
 
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
 # Words the center leaves as words (small isolated numbers) and words that mean a number.
 _NUMBER_WORDS = {
     "a": 1, "an": 1, "one": 1, "single": 1, "first": 1, "two": 2, "second": 2,
@@ -51,16 +51,20 @@ def numbers_said(utterance: str, *, articles: bool = True) -> set[float]:
     found = {float(_NUMBER_WORDS[w]) for w in words(utterance)
              if w in _NUMBER_WORDS and (articles or w not in ("a", "an"))}
     for text in _NUMBER.findall(utterance):
-        found.add(float(text.replace(",", "")))
-        found.add(float(text.replace(",", ".")))
+        # "-40" (the center signs "minus 40") is said, and so is 40: the sign may be lost.
+        for number in (text, text.lstrip("-")):
+            found.add(float(number.replace(",", "")))
+            found.add(float(number.replace(",", ".")))
     return found
 
 
 def unsaid_optional_arguments(
     arguments: dict[str, Any], tool: dict[str, Any], utterance: str
 ) -> list[str]:
-    """Keys of optional free-text or number arguments (or lists of them) never said."""
+    """Keys of optional free-text or number arguments (or lists of them) never said, or
+    said only as the tool's own name ("tell me a joke" has no topic "jokes")."""
     schema = arguments_schema(tool)
+    own = words(tool_name(tool).replace("_", " "))
     props = schema.get("properties") or {}
     required = set(schema.get("required") or [])
     unsaid = []
@@ -79,9 +83,17 @@ def unsaid_optional_arguments(
             texts = [v for v in value if isinstance(v, str)]  # ["milk", "eggs"] nobody said
         else:
             continue
-        if texts and not any(is_said(text, utterance) for text in texts):
+        if texts and (not any(is_said(text, utterance) for text in texts)
+                      or all(_names_only(text, own) for text in texts)):
             unsaid.append(key)
     return unsaid
+
+
+def _names_only(value: str, own: list[str]) -> bool:
+    """Whether every word of `value` is a word of the tool's name ("jokes", "joke")."""
+    value_words = words(value)
+    return bool(value_words) and all(
+        any(w == n or w == n + "s" or w == n + "es" for n in own) for w in value_words)
 
 
 # A value word and a heard word that start with this many letters alike are one word.
@@ -156,26 +168,73 @@ def invented_required_arguments(
         if sub.get("type") in ("integer", "number") and not sub.get("enum"):
             if _is_number(value) and not _number_said(float(value), numbers):
                 invented.append(key)
-        elif sub.get("format") == "duration" and not _duration_said(said):
-            # "go back to the previous track" is no 5-minute timer, and "set the volume to
-            # fifty" no 50-minute one: a length of time is said with its unit.
+        elif sub.get("format") == "duration" and not _duration_said(value, said):
+            # "go back to the previous track" is no 5-minute timer, "set the volume to
+            # fifty" no 50-minute one, and "hold on a second" no 5-minute one: a length of
+            # time is said as an amount of a unit.
             invented.append(key)
     return invented
 
 
-_TIME_UNITS = ("second", "seconds", "sec", "secs", "minute", "minutes", "min", "mins",
-               "hour", "hours", "hr", "hrs")
-
-
+# Unit of time -> seconds ("min" and "hr" as heard in speech recognition output too).
+_TIME_UNITS = {"second": 1, "seconds": 1, "sec": 1, "secs": 1, "minute": 60, "minutes": 60,
+               "min": 60, "mins": 60, "hour": 3600, "hours": 3600, "hr": 3600, "hrs": 3600}
 # A misheard unit is this similar ("minuets" ~ "minutes": 86; "house" ~ "hours": 80 is not).
 _SIMILAR_UNIT = 85.0
+_PARTS = {"half": 0.5, "quarter": 0.25}  # "half an hour"
+_FILLERS = {"more", "extra", "whole", "full", "long", "a", "an", "of"}
+_ISO_DURATION = re.compile(
+    r"P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?"
+    r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?")
 
 
-def _duration_said(said: str) -> bool:
-    """Whether `said` names a unit of time (a misheard one too: "ten minuets")."""
+def _unit_seconds(word: str) -> int | None:
+    if word in _TIME_UNITS:
+        return _TIME_UNITS[word]
+    for unit, seconds in _TIME_UNITS.items():
+        if len(unit) >= 5 and fuzz.ratio(word, unit, score_cutoff=_SIMILAR_UNIT):
+            return seconds
+    return None
+
+
+def _amounts_said(said: str) -> list[float]:
+    """Lengths of time said, in seconds, in order: "1 hour 30 minutes" -> [3600, 1800]."""
     heard = words(said)
-    return any(w in _TIME_UNITS for w in heard) or any(
-        _said(unit, heard, _SIMILAR_UNIT) for unit in _TIME_UNITS if len(unit) >= 5)
+    amounts = []
+    for index, word in enumerate(heard):
+        number = _NUMBER_WORDS.get(word, _PARTS.get(word))
+        if number is None:
+            try:
+                number = float(word)
+            except ValueError:
+                continue
+        # "5 minutes", "5 more minutes", "half an hour" (but "a few minutes" is no amount).
+        after = heard[index + 1 : index + 3]
+        if after and after[0] in _FILLERS:
+            after = after[1:]
+        unit = _unit_seconds(after[0]) if after else None
+        if unit is not None:
+            amounts.append(float(number) * unit)
+    return amounts
+
+
+def _duration_said(value: Any, said: str) -> bool:
+    """Whether the length of time `value` (ISO-8601) is one `said` names, alone or as
+    consecutive parts ("1 hour 30 minutes"); a unit said without a number is enough."""
+    heard = words(said)
+    if not any(_unit_seconds(w) is not None for w in heard):
+        return False
+    match = _ISO_DURATION.fullmatch(value) if isinstance(value, str) else None
+    if match is None or not any(match.groups()):
+        return True  # not a duration the grammar wrote: validation judges it
+    scale = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+    seconds = sum(float(match[k]) * n for k, n in scale.items() if match[k])
+    amounts = _amounts_said(said)
+    if not amounts:
+        return True  # "a few minutes", "minutes please": the unit alone was said
+    sums = {sum(amounts[i:j]) for i in range(len(amounts))
+            for j in range(i + 1, len(amounts) + 1)}
+    return any(abs(seconds - total) < 1e-6 for total in sums)
 
 
 def _number_said(value: float, numbers: set[float]) -> bool:
