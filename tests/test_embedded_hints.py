@@ -7,6 +7,7 @@ from datetime import datetime
 from jarvis.center.dates import dates_heard, times_heard
 from jarvis.center.llm.embedded.grammar import tool_call_grammar
 from jarvis.center.llm.embedded.grounding import (
+    completed_values,
     invented_required_arguments,
     is_said,
     respelled_required_text,
@@ -197,3 +198,17 @@ def test_required_text_with_nothing_alike_said_or_already_said_is_left_alone() -
     # Optional values are not its business.
     note = {"value": 5, "from_unit": "miles", "to_unit": "kilometers", "note": "kilometers"}
     assert "note" not in respelled_required_text(note, CONVERT, "5 kilos in miles")
+
+
+def test_values_cut_short_of_what_was_said_are_completed() -> None:
+    cut = {"value": 100, "from_unit": "kilometers", "to_unit": "miles"}
+    assert completed_values(cut, CONVERT, "convert 100 kilometers per hour to miles per hour"
+                            ) == {"from_unit": "kilometers per hour", "to_unit": "miles per hour"}
+    unsigned = {"value": 40, "from_unit": "celsius", "to_unit": "fahrenheit"}
+    assert completed_values(unsigned, CONVERT, "what's -40 celsius in fahrenheit") == {
+        "value": -40}
+    # Said both ways, or already in full: left alone.
+    assert completed_values(unsigned, CONVERT, "-40 celsius or 40 celsius in fahrenheit") == {}
+    full = {"value": 5, "from_unit": "miles per hour", "to_unit": "km/h"}
+    assert completed_values(full, CONVERT, "5 miles per hour in km/h") == {}
+

@@ -196,8 +196,9 @@ class GetWeatherCommand(IJarvisCommand):
                             description="The days asked about, as ISO-8601 date-times from "
                                         "resolve_relative_date; omit for today"),
             JarvisParameter("unit", "string", enum_values=["metric", "imperial"],
-                            description="metric (Celsius) or imperial (Fahrenheit); omit unless "
-                                        "the user asks"),
+                            # The prompt shows a description up to its first "(" or ";".
+                            description="metric is Celsius, imperial is Fahrenheit; omit "
+                                        "unless the user asks for one"),
         ]
 
     @property
@@ -242,7 +243,8 @@ class GetWeatherCommand(IJarvisCommand):
     @property
     def keywords(self) -> list[str]:
         return ["weather", "forecast", "rain", "snow", "temperature", "hot", "cold", "sunny",
-                "wind", "umbrella", "cloudy", "storm", "humid", "outside", "jacket"]
+                "wind", "umbrella", "cloudy", "storm", "humid", "outside", "jacket", "coat",
+                "chilly", "freezing", "sunscreen"]
 
     def post_process_tool_call(self, args: dict[str, Any], voice_command: str) -> dict[str, Any]:
         fixed = dict(args)

@@ -43,6 +43,7 @@ from jarvis.center.llm.embedded.grammar import (
     value_grammar,
 )
 from jarvis.center.llm.embedded.grounding import (
+    completed_values,
     invented_required_arguments,
     respelled_required_text,
     unsaid_optional_arguments,
@@ -306,7 +307,8 @@ class EmbeddedBackend:
         self._special: dict[str, int] = {}
         self._openings: dict[bytes, list[int]] = {}
         self._dropped: list[str] = []  # optional arguments of the last reply nobody said
-        self._respelled: list[str] = []  # required text of the last reply put in the user's words
+        # Values of the last reply put in the user's words, or completed from them.
+        self._respelled: list[str] = []
         self._rerouted: list[str] = []  # tools of the last reply given up (invented values)
         # Set at load: see _quote_tails.
         self._tails: tuple[frozenset[int], npt.NDArray[np.int32]] = (frozenset(), np.zeros(
@@ -817,7 +819,9 @@ class EmbeddedBackend:
                 self._dropped.extend(dropped)
                 respelled = respelled_required_text(parsed["arguments"], tool, utterance)
                 parsed["arguments"].update(respelled)
-                self._respelled.extend(respelled)
+                completed = completed_values(parsed["arguments"], tool, utterance)
+                parsed["arguments"].update(completed)
+                self._respelled.extend([*respelled, *completed])
             arguments = json.dumps(parsed["arguments"], ensure_ascii=False)
             if (name, arguments) in seen:  # a small model may repeat itself; once is enough
                 break

@@ -130,6 +130,45 @@ def respelled_required_text(
     return fixed
 
 
+def completed_values(arguments: dict[str, Any], tool: dict[str, Any], utterance: str
+                     ) -> dict[str, Any]:
+    """Values the model cut short of what was said: key -> the value said in full.
+
+    A 0.5B model writes `"from_unit": "kilometers"` for "100 kilometers per hour" and 40
+    for "-40 celsius": a free-text value said as the start of "X per Y" is "X per Y",
+    and a number said only with a minus sign is negative.
+    """
+    props = arguments_schema(tool).get("properties") or {}
+    heard = words(utterance)
+    numbers = _NUMBER.findall(utterance)
+    signed = {float(n) for n in numbers if n.startswith("-")}
+    unsigned = {float(n) for n in numbers if not n.startswith("-")}
+    fixed: dict[str, Any] = {}
+    for key, value in arguments.items():
+        sub = props.get(key)
+        if not isinstance(sub, dict):
+            continue
+        if sub.get("type") in ("integer", "number") and _is_number(value) and value > 0:
+            if -float(value) in signed and float(value) not in unsigned:
+                fixed[key] = -value
+        elif _free_text(sub) and isinstance(value, str):
+            longer = _per_phrase(words(value), heard)
+            if longer:
+                fixed[key] = f"{value} {longer}"
+    return fixed
+
+
+def _per_phrase(value: list[str], heard: list[str]) -> str | None:
+    """The "per Y" that follows `value` in `heard` ("miles" + "per hour"), if any."""
+    if not value or "per" in value:
+        return None
+    for start in range(len(heard) - len(value) - 1):
+        end = start + len(value)
+        if heard[start:end] == value and heard[end] == "per":
+            return f"per {heard[end + 1]}"
+    return None
+
+
 def _free_text(schema: dict[str, Any]) -> bool:
     return schema.get("type") == "string" and not schema.get("enum") and not schema.get("format")
 
