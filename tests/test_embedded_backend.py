@@ -178,6 +178,9 @@ def test_no_answer_to_speak_becomes_cant_help() -> None:
     assert _speakable("1", "how many legs does a spider have") == CANNOT_HELP  # a bare number
     context = "Today is Wednesday 2026-01-14 (timezone America/New_York)."
     assert _speakable(context, "um", [context]) == CANNOT_HELP
+    # A copied sentence goes, the rest of the answer stays.
+    assert _speakable(context + " It was lovely.", "the weather was lovely yesterday",
+                      [context]) == "It was lovely."
     # An example request of the prompt sounds done when nothing was.
     assert _speakable("Set a timer for 5 minutes.", "set a",
                       ["set a timer for 5 minutes"]) == CANNOT_HELP

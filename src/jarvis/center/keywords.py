@@ -74,11 +74,22 @@ _WORLD_QUESTION = re.compile(
     r"|is it (?:rude|cheaper|true|safe|bad|good|better|worse|normal|possible|okay|ok"
     r"|healthy|legal|weird|wrong|right)\b"
     # "how hot is the surface of the sun": a thing's measure; the weather is "how hot is it".
-    r"|how (?:hot|cold|warm|far|big|old|tall|deep|heavy) (?:is|are|was|were) (?:the|a|an))\b"
+    r"|how (?:hot|cold|warm|far|big|old|tall|deep|heavy) (?:is|are|was|were) (?:the|a|an)"
+    # "how many hours of sleep does a teenager need" (not "how long do i have left").
+    r"|how (?:many|much) .+ (?:does|do|did) (?!(?:i|my|we|our|you)\b)\w+"
+    # "what does the pause symbol look like", "what's a sausage roll made of".
+    r"|what .+ (?:look like|mean|stand for|made of)$"
+    # Feelings: "i love this song", "i hate the rain" (not "i'd like some jazz").
+    r"|(?:i|we) (?:love|like|hate|enjoy|adore)"
+    # The past, which no command acts on: "did i leave the lights on".
+    r"|did (?!you\b))\b"
 )
 # Anywhere in the utterance: records, superlatives and comparisons ("the coldest
 # temperature ever recorded", "the best movie of all time", "is jazz better than blues").
-_WORLD_WORDS = re.compile(r"\b(?:ever|of all time|better than|worse than|history of)\b")
+# And the past anywhere: "the weather was lovely yesterday" (not "i was going to ...").
+_WORLD_WORDS = re.compile(
+    r"\b(?:ever|of all time|better than|worse than|history of"
+    r"|(?:was|were|wasn't|weren't)(?! (?:going|supposed|meant)\b))\b")
 
 
 # A question, not a request put politely ("can you set a timer" asks for a timer).

@@ -136,10 +136,21 @@ def _speakable(answer: str, said: str | None = None, prompt: Sequence[str] = ())
     spoken = words(answer)
     if said is not None and len(spoken) >= 3 and set(spoken) <= set(words(said)):
         return CANNOT_HELP
-    text = " ".join(spoken)
-    if len(spoken) >= 3 and any(text in " ".join(words(piece)) for piece in prompt):
+    # Sentence by sentence: "Today is Wednesday ... The weather was lovely." keeps the second.
+    pieces = [" ".join(words(piece)) for piece in prompt]
+    kept = [sentence for sentence in _SENTENCE_SPLIT.split(answer.strip())
+            if not _copied(words(sentence), pieces)]
+    if not kept:
         return CANNOT_HELP
-    return answer
+    return " ".join(kept)
+
+
+def _copied(spoken: list[str], pieces: list[str]) -> bool:
+    text = " ".join(spoken)
+    return len(spoken) >= 3 and any(text in piece for piece in pieces)
+
+
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
 
 
 _SENTENCE_END = re.compile(r"[.!?](?=[\s\"')\]]|$)")
