@@ -168,6 +168,7 @@ def test_a_call_written_as_text_is_recognised() -> None:
 
 def test_a_call_written_as_text_is_never_spoken() -> None:
     assert _speakable('square_root {"value": 9}') == CANNOT_HELP
+    assert _speakable('"tell_joke"') == CANNOT_HELP
     assert _speakable("Leonardo da Vinci painted it.") == "Leonardo da Vinci painted it."
 
 

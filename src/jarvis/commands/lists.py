@@ -121,8 +121,9 @@ class _ListCommand(IJarvisCommand):
     def parameters(self) -> list[JarvisParameter]:
         return [
             JarvisParameter("action", "string", required=True, enum_values=list(ACTIONS),
-                            description="add items, read the list, complete (check off) items, "
-                                        "remove items, or clear the whole list"),
+                            # The prompt shows a description up to its first ";" or "(".
+                            description="add, read, complete to check or tick off, remove, or "
+                                        "clear the list"),
             JarvisParameter("items", "array<string>",
                             description="The items, one per entry: 'milk and eggs' -> "
                                         "[\"milk\", \"eggs\"]; omit for read and clear",

@@ -330,7 +330,9 @@ class MusicCommand(IJarvisCommand):
     def parameters(self) -> list[JarvisParameter]:
         return [
             JarvisParameter("action", "string", required=True, enum_values=list(ACTIONS),
-                            description="What to do; volume sets the loudness"),
+                            # The prompt shows a description up to its first ";" or "(".
+                            description="skip is next song, previous last song, resume unpause, "
+                                        "volume louder"),
             JarvisParameter("query", "string",
                             description="For play: the song, artist, album or genre",
                             example="Miles Davis"),

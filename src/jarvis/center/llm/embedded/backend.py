@@ -133,6 +133,8 @@ def _speakable(answer: str, said: str | None = None, prompt: Sequence[str] = ())
     "can't help" is better than any of them."""
     if _looks_like_a_call(answer) or not any(c.isalpha() for c in answer):
         return CANNOT_HELP
+    if _IDENTIFIER.search(answer):  # a tool's name ("tell_joke") is nothing to say aloud
+        return CANNOT_HELP
     spoken = words(answer)
     if said is not None and len(spoken) >= 3 and set(spoken) <= set(words(said)):
         return CANNOT_HELP
@@ -153,6 +155,7 @@ def _copied(spoken: list[str], pieces: list[str]) -> bool:
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
 
 
+_IDENTIFIER = re.compile(r"\b[a-z]+_[a-z_]+\b")
 _SENTENCE_END = re.compile(r"[.!?](?=[\s\"')\]]|$)")
 
 
