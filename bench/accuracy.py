@@ -15,6 +15,9 @@ conversation and sends the utterance to `/voice/command`. The FIRST validated cl
 call (stop_reason `tool_calls`) is scored; commands are never executed and the node's
 pre-routing is bypassed, so the LLM is what is measured. Latency is utterance -> validated
 tool call (or answer) as the node sees it, with the conversation's prompt prefix warm.
+A second argument score, "args pp", scores the call after the command's own
+`post_process_tool_call` (what a node runs the command with: "next" -> "skip"); the
+"args" column, the one the targets are about, is the LLM's call as it came.
 """
 
 from __future__ import annotations
@@ -139,6 +142,19 @@ def match(actual: Any, matcher: dict[str, Any]) -> bool:
     raise ValueError(f"unknown matcher {matcher}")
 
 
+def post_processed(registry: Any, name: str | None, arguments: dict[str, Any],
+                   utterance: str) -> dict[str, Any]:
+    """The call's arguments after its command's `post_process_tool_call`, as a node runs
+    it (unchanged when there is no call, or the hook fails as the node would log)."""
+    command = registry.get(name) if name else None
+    if command is None:
+        return arguments
+    try:
+        return dict(command.post_process_tool_call(dict(arguments), utterance))
+    except Exception:  # the node logs and keeps the arguments as they came
+        return arguments
+
+
 # --- the center in a child process ----------------------------------------------------------
 def serve(model_path: str, data_dir: str) -> None:
     """Child mode: run the center, print its URL, stop when stdin closes."""
@@ -246,11 +262,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if not isinstance(arguments, dict):
                 arguments = {}
             arg_ok = {k: match(arguments.get(k), m) for k, m in entry.args.items()}
+            processed = post_processed(registry, name, arguments, entry.utterance)
+            pp_ok = all(match(processed.get(k), m) for k, m in entry.args.items())
             result = {
                 "file": entry.file, "utterance": entry.utterance, "expected": entry.tool,
                 "stop_reason": response.stop_reason, "tool": name, "arguments": arguments,
                 "answer": response.assistant_message, "tool_ok": name == entry.tool,
                 "args_ok": all(arg_ok.values()), "arg_checks": arg_ok,
+                "args_pp_ok": pp_ok, "post_processed": processed,
                 "latency_s": round(latency, 3), "conversation_id": cid,
             }
             results.append(result)
@@ -286,6 +305,8 @@ def summarize(results: list[dict[str, Any]], rss: float | None, cold_s: float, m
             "entries": len(rows),
             "tool_accuracy": len(right) / len(tool_rows) if tool_rows else None,
             "args_accuracy": (sum(r["args_ok"] for r in right) / len(right)) if right else None,
+            "args_pp_accuracy": (sum(r.get("args_pp_ok", r["args_ok"]) for r in right)
+                                 / len(right)) if right else None,
             "no_false_fire": (sum(r["tool"] is None for r in none_rows) / len(none_rows)
                               if none_rows else None),
             "retries": sum(r.get("retries", 0) for r in rows),
@@ -315,12 +336,13 @@ def print_report(summary: dict[str, Any]) -> None:
     print(f"\nmodel {summary['model']} ({Path(summary['model_path']).name}), reference time "
           f"{summary['reference_time']} {summary['timezone']}")
     print(f"{'command':22} {'n':>4} {'tool':>7} {'args':>7} {'no-fire':>8} {'retries':>7} "
-          f"{'p50 s':>6} {'p95 s':>6}")
+          f"{'p50 s':>6} {'p95 s':>6} {'args pp':>8}")
     rows = [*summary["per_command"].items(), ("OVERALL", summary["overall"])]
     for name, b in rows:
         print(f"{name:22} {b['entries']:>4} {_fmt(b['tool_accuracy'], True):>7} "
               f"{_fmt(b['args_accuracy'], True):>7} {_fmt(b['no_false_fire'], True):>8} "
-              f"{b['retries']:>7} {_fmt(b['p50_s']):>6} {_fmt(b['p95_s']):>6}")
+              f"{b['retries']:>7} {_fmt(b['p50_s']):>6} {_fmt(b['p95_s']):>6} "
+              f"{_fmt(b.get('args_pp_accuracy'), True):>8}")
     print(f"center peak RSS: {summary['center_peak_rss_mb']:.0f} MB (its own process); "
           f"start + cold prefix + first utterance: {summary['cold_start_s']:.1f} s")
     print(f"p50 over every entry (answers included): {_fmt(summary['overall']['p50_all_s'])} s")

@@ -324,7 +324,7 @@ class CancelTimerCommand(IJarvisCommand):
     @property
     def keywords(self) -> list[str]:
         return ["cancel", "timer", "stop timer", "delete timer", "clear", "stop the timer",
-                "turn off the timer", "abort", "scrap", "never mind", "get rid of"]
+                "turn off the timer", "abort", "scrap", "get rid of"]
 
     def post_process_tool_call(self, args: dict[str, Any], voice_command: str) -> dict[str, Any]:
         fixed = dict(args)
