@@ -81,6 +81,21 @@ def test_an_optional_value_that_only_names_the_tool_is_no_value() -> None:
     assert unsaid_optional_arguments({"topic": "cat jokes"}, joke, "cat jokes please") == []
 
 
+def test_an_optional_choice_nobody_asked_for_is_dropped() -> None:
+    weather = {"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object",
+        "properties": {"city": {"type": "string"},
+                       "unit": {"type": "string", "enum": ["metric", "imperial"],
+                                "description": "metric is Celsius, imperial is Fahrenheit; "
+                                               "omit unless the user asks for one"}}}}}
+    chosen = {"city": "Glasgow", "unit": "metric"}
+    assert unsaid_optional_arguments(chosen, weather, "is it raining in glasgow") == ["unit"]
+    assert unsaid_optional_arguments(chosen, weather, "glasgow weather in celsius") == []
+    assert unsaid_optional_arguments(chosen, weather, "metric please, glasgow") == []
+    # Words after the first clause do not count ("unless the user asks").
+    assert unsaid_optional_arguments(chosen, weather, "glasgow, unless it rains") == ["unit"]
+
+
 def test_unsaid_optional_numbers_are_found() -> None:
     lamp = {"type": "function", "function": {"name": "lamp", "parameters": {
         "type": "object",

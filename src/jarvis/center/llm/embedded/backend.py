@@ -152,10 +152,8 @@ def _copied(spoken: list[str], pieces: list[str]) -> bool:
     return len(spoken) >= 3 and any(text in piece for piece in pieces)
 
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
-
-
 _IDENTIFIER = re.compile(r"\b[a-z]+_[a-z_]+\b")
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
 _SENTENCE_END = re.compile(r"[.!?](?=[\s\"')\]]|$)")
 
 

@@ -61,8 +61,8 @@ def numbers_said(utterance: str, *, articles: bool = True) -> set[float]:
 def unsaid_optional_arguments(
     arguments: dict[str, Any], tool: dict[str, Any], utterance: str
 ) -> list[str]:
-    """Keys of optional free-text or number arguments (or lists of them) never said, or
-    said only as the tool's own name ("tell me a joke" has no topic "jokes")."""
+    """Keys of optional free-text, number or enum arguments (or lists of them) never said,
+    or said only as the tool's own name ("tell me a joke" has no topic "jokes")."""
     schema = arguments_schema(tool)
     own = words(tool_name(tool).replace("_", " "))
     props = schema.get("properties") or {}
@@ -77,6 +77,10 @@ def unsaid_optional_arguments(
             if _is_number(value) and float(value) not in said_numbers:
                 unsaid.append(key)
             continue
+        if sub.get("enum") and sub.get("type") == "string" and isinstance(value, str):
+            if not _choice_said(value, sub, utterance):
+                unsaid.append(key)
+            continue
         if _free_text(sub) and isinstance(value, str):
             texts = [value]
         elif sub.get("type") == "array" and _free_text(sub.get("items") or {}) and value:
@@ -87,6 +91,16 @@ def unsaid_optional_arguments(
                       or all(_names_only(text, own) for text in texts)):
             unsaid.append(key)
     return unsaid
+
+
+def _choice_said(value: str, schema: dict[str, Any], utterance: str) -> bool:
+    """Whether an optional enum value was asked for: a word of it, or of the first clause
+    of its description ("metric is Celsius, imperial is Fahrenheit"), was said. "Is it
+    raining in glasgow" asks for no unit; "in celsius" does."""
+    clause = str(schema.get("description") or "").split(";")[0]
+    named = [w for w in words(f"{value.replace('_', ' ')} {clause}") if len(w) >= _STEM]
+    heard = words(utterance)
+    return any(_said(w, heard) for w in named)
 
 
 def _names_only(value: str, own: list[str]) -> bool:
