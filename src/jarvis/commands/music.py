@@ -376,7 +376,8 @@ class MusicCommand(IJarvisCommand):
     @property
     def keywords(self) -> list[str]:
         return ["play", "music", "song", "pause", "skip", "next", "volume", "resume", "stop",
-                "track", "album", "playlist", "artist", "shuffle", "louder", "quieter", "radio"]
+                "track", "album", "playlist", "artist", "shuffle", "louder", "quieter", "radio",
+                "unpause", "too loud", "crank", "turn it up", "turn it down", "tunes"]
 
     # --- routing -----------------------------------------------------------------------------
     def pre_route(self, voice_command: str) -> PreRouteResult | None:
