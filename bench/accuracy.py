@@ -4,7 +4,8 @@
     .venv/bin/python bench/accuracy.py --only timers --limit 5 --json out.json
     .venv/bin/python bench/accuracy.py --model 1.5b
     .venv/bin/python bench/accuracy.py --corpus bench/heldout   # never used for tuning
-    .venv/bin/python bench/accuracy.py --corpus bench/blind     # never read: measure only
+    .venv/bin/python bench/accuracy.py --corpus bench/blind     # measure only
+    .venv/bin/python bench/accuracy.py --corpus bench/fresh     # never read: measure only
 
 The center runs in a child process (its own peak RSS is reported) on a loopback port with
 the embedded backend and the clock fixed by `JARVIS_FAKE_NOW`, so relative dates mean the
