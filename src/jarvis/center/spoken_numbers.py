@@ -55,13 +55,16 @@ def _clock(match: re.Match[str]) -> str:
 # Whole numbers a fraction is added to: digits, or the words text2num leaves alone.
 _WHOLE = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
           "seven": 7, "eight": 8, "nine": 9, "ten": 10}
-_WHOLE_RE = r"(?P<whole>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten)"
+_WHOLE_RE = rf"(?P<whole>\d+|{'|'.join(_WHOLE)})"
+# Without the articles: "7 and a half", not "a day and a half".
+_NUMBER_RE = rf"(?P<whole>\d+|{'|'.join(w for w in _WHOLE if w not in ('a', 'an'))})"
 # Units a bare fraction may stand before ("half a cup", "a quarter pound"); not "past" or
 # "to" ("quarter past seven" is a clock time), nor every noun ("half a dozen eggs").
 _UNITS = (r"(?:cup|pound|ounce|teaspoon|tablespoon|liter|litre|gallon|pint|quart|"
           r"kilo|kilogram|gram|mile|kilometer|kilometre|meter|metre|foot|feet|inch|yard|"
           r"stick|degree)(?:e?s)?")
 _Replacement = str | Callable[[re.Match[str]], str]
+_PART = {"half": 0.5, "quarter": 0.25}
 _TIME_PARTS = {"hour": ("hours", 60, "minutes"), "minute": ("minutes", 60, "seconds")}
 
 
@@ -86,18 +89,16 @@ def _fraction_rules() -> list[tuple[re.Pattern[str], _Replacement]]:
              lambda m: _time_and_part(_whole(m), m["unit"], 0.5)),
         # "2 and a half hours", "two and a half minute timer"
         rule(rf"\b{_WHOLE_RE} and a (?P<part>half|quarter) (?P<unit>hours?|minutes?)\b",
-             lambda m: _time_and_part(_whole(m), m["unit"],
-                                      0.5 if m["part"].lower() == "half" else 0.25)),
+             lambda m: _time_and_part(_whole(m), m["unit"], _PART[m["part"].lower()])),
         rule(r"\b(?:half an|a half|half) hour\b", "30 minutes"),
         rule(r"\b(?:half a|a half|half) minute\b", "30 seconds"),
         rule(r"\b(?:three|3) quarters of an hour\b", "45 minutes"),
         rule(r"\b(?:(?:a|one) )?quarter (?:of an )?hour\b", "15 minutes"),
         # "one and a half cups", "2 and a quarter miles"
         rule(rf"\b{_WHOLE_RE} and a (?P<part>half|quarter) (?P<unit>{_UNITS})\b",
-             lambda m: f"{_whole(m) + (0.5 if m['part'].lower() == 'half' else 0.25):g} "
-                       f"{m['unit']}"),
+             lambda m: f"{_whole(m) + _PART[m['part'].lower()]:g} {m['unit']}"),
         # "7 and a half times 8": any number, not "a day and a half"
-        rule(r"\b(?P<whole>\d+|one|two|three|four|five|six|seven|eight|nine|ten) and a half\b",
+        rule(rf"\b{_NUMBER_RE} and a half\b",
              lambda m: f"{_whole(m) + 0.5:g}"),
         rule(rf"\b(?:three|3) quarters (?:of )?(?:a |an )?(?P<unit>{_UNITS})\b",
              lambda m: f"0.75 {m['unit']}"),

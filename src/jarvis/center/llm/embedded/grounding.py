@@ -17,6 +17,7 @@ from rapidfuzz import fuzz
 
 from jarvis.center.keywords import words
 from jarvis.center.llm.embedded.grammar import arguments_schema, tool_name
+from jarvis.center.llm.embedded.prompt import first_clause
 
 # A value word counts as said when this similar to a word of the utterance (plurals, ASR).
 _SIMILAR = 80.0
@@ -94,10 +95,10 @@ def unsaid_optional_arguments(
 
 
 def _choice_said(value: str, schema: dict[str, Any], utterance: str) -> bool:
-    """Whether an optional enum value was asked for: a word of it, or of the first clause
-    of its description ("metric is Celsius, imperial is Fahrenheit"), was said. "Is it
-    raining in glasgow" asks for no unit; "in celsius" does."""
-    clause = str(schema.get("description") or "").split(";")[0]
+    """Whether an optional enum value was asked for: a word of it, or of the part of its
+    description the prompt shows ("metric is Celsius, imperial is Fahrenheit"), was said.
+    "Is it raining in glasgow" asks for no unit; "in celsius" does."""
+    clause = first_clause(str(schema.get("description") or ""))
     named = [w for w in words(f"{value.replace('_', ' ')} {clause}") if len(w) >= _STEM]
     heard = words(utterance)
     return any(_said(w, heard) for w in named)
@@ -250,9 +251,8 @@ def _unit_seconds(word: str) -> int | None:
     return None
 
 
-def _amounts_said(said: str) -> list[float]:
+def _amounts_said(heard: list[str]) -> list[float]:
     """Lengths of time said, in seconds, in order: "1 hour 30 minutes" -> [3600, 1800]."""
-    heard = words(said)
     amounts = []
     for index, word in enumerate(heard):
         number = _NUMBER_WORDS.get(word, _PARTS.get(word))
@@ -282,7 +282,7 @@ def _duration_said(value: Any, said: str) -> bool:
         return True  # not a duration the grammar wrote: validation judges it
     scale = {"d": 86400, "h": 3600, "m": 60, "s": 1}
     seconds = sum(float(match[k]) * n for k, n in scale.items() if match[k])
-    amounts = _amounts_said(said)
+    amounts = _amounts_said(heard)
     if not amounts:
         return True  # "a few minutes", "minutes please": the unit alone was said
     sums = {sum(amounts[i:j]) for i in range(len(amounts))

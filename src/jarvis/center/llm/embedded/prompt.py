@@ -72,7 +72,13 @@ def normalize_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 _EXAMPLE_TAIL = re.compile(r"\s*(?:Example|e\.g\.)\s*:?.*$", re.IGNORECASE | re.DOTALL)
 
 
-def _short(text: str, limit: int) -> str:
+# How much of a parameter's description the compact prompt shows.
+DESCRIPTION_LIMIT = 70
+
+
+def first_clause(text: str, limit: int = DESCRIPTION_LIMIT) -> str:
+    """The part of a description the compact prompt shows: up to the first "; ", " (" or
+    ". ", examples removed, at most `limit` characters."""
     text = _EXAMPLE_TAIL.sub("", " ".join(str(text).split()))
     text = re.split(r"; | \(|\. ", text, maxsplit=1)[0].rstrip(" .;,")
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0]
@@ -93,13 +99,15 @@ def _slim_schema(schema: dict[str, Any], limit: int) -> dict[str, Any]:
                      for k, v in value.items()}
         out[key] = value
     if schema.get("description") and limit > 0:
-        out["description"] = _short(schema["description"], limit)
+        out["description"] = first_clause(schema["description"], limit)
     if "anyOf" in schema or "oneOf" in schema:  # rare; show them whole rather than wrong
         return dict(schema)
     return out
 
 
-def slim_tools(tools: list[dict[str, Any]], param_limit: int = 70) -> list[dict[str, Any]]:
+def slim_tools(
+    tools: list[dict[str, Any]], param_limit: int = DESCRIPTION_LIMIT
+) -> list[dict[str, Any]]:
     """The tool schemas as the prompt shows them in the compact style.
 
     Same JSON shape the model was trained on (so it still reads them well), but parameter
@@ -148,7 +156,7 @@ def _type_text(schema: dict[str, Any]) -> str:
     return names.get(str(kind), "any")
 
 
-def tool_signature(tool: dict[str, Any], param_limit: int = 70) -> str:
+def tool_signature(tool: dict[str, Any], param_limit: int = DESCRIPTION_LIMIT) -> str:
     """One tool as a line of Python-like signature and its description.
 
     A third of the tokens of the JSON schema: on 2 cores every prompt token slows every
@@ -164,7 +172,7 @@ def tool_signature(tool: dict[str, Any], param_limit: int = 70) -> str:
         text = f"{name}: {_type_text(schema)}"
         args.append(text if name in required else text + " = None")
         if schema.get("description") and param_limit > 0:
-            notes.append(f"{name}: {_short(schema['description'], param_limit)}.")
+            notes.append(f"{name}: {first_clause(schema['description'], param_limit)}.")
     description = " ".join(str(function.get("description") or "").split())
     return " ".join([f"{function.get('name')}({', '.join(args)})", "-", description, *notes])
 
