@@ -73,6 +73,19 @@ def test_unsaid_optional_free_text_is_found_but_enums_and_said_items_are_kept() 
     assert unsaid_optional_arguments(said, SHOPPING, heard) == []
 
 
+def test_an_optional_choice_is_kept_when_its_declared_synonym_was_said() -> None:
+    weather = {"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"unit": {
+            "type": "string", "enum": ["metric", "imperial"],
+            "description": "metric is Celsius, imperial is Fahrenheit"}}}}}
+    asked = "how warm is it in lisbon in centigrade"
+    assert unsaid_optional_arguments({"unit": "metric"}, weather, asked) == ["unit"]
+    assert unsaid_optional_arguments({"unit": "metric"}, weather, asked,
+                                     {"unit": ["metric"]}) == []
+    assert unsaid_optional_arguments({"unit": "imperial"}, weather, asked,
+                                     {"unit": ["metric"]}) == ["unit"]
+
+
 def test_an_optional_value_that_only_names_the_tool_is_no_value() -> None:
     joke = {"type": "function", "function": {"name": "tell_joke", "parameters": {
         "type": "object", "properties": {"topic": {"type": "string"}}}}}

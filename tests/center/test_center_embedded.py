@@ -190,6 +190,22 @@ def test_dates_and_times_are_only_those_said(
     assert arguments.get("resolved_datetimes", weekend) == weekend, arguments
 
 
+# Said in words that name no enum value; the commands' enum_synonyms name them.
+SYNONYM_CASES: list[tuple[str, str, dict[str, Any]]] = [
+    ("unpause my tunes", "music", {"action": "resume"}),
+    ("that's far too loud, turn it down", "music", {"action": "volume"}),
+    ("how cold is it in oslo in centigrade", "get_weather", {"unit": "metric"}),
+]
+
+
+def test_the_words_a_command_declares_for_an_enum_value_choose_it(
+    client: Any, schemas: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+) -> None:
+    for text, tool, expected in SYNONYM_CASES:
+        name, arguments = _call_arguments(client, schemas, text)
+        assert name == tool and _matches(arguments, expected), (text, name, arguments)
+
+
 def _fuzz_inputs() -> list[str]:
     rng = random.Random(7)
     words = ["banana", "timer", "quantum", "the", "weather", "seven", "purple", "remind",

@@ -540,3 +540,42 @@ def test_spoken_numbers_can_stay_words(make_center: Any) -> None:
     center.command(cid, "what is ninety plus three hundred and twelve")
     said = [m["content"] for m in backend.requests[0].messages if m["role"] == "user"]
     assert said == ["what is ninety plus three hundred and twelve"]
+
+
+def _with_operation_synonyms(command: dict[str, Any]) -> dict[str, Any]:
+    params = [dict(p) for p in command["parameters"]]
+    for p in params:
+        if p["name"] == "operation":
+            p["enum_synonyms"] = {"multiply": ["times", "multiplied"], "add": ["plus"]}
+    return {**command, "parameters": params}
+
+
+def test_enum_synonyms_said_reach_the_llm_and_one_written_becomes_its_value(
+    make_center: Any,
+) -> None:
+    # Scripted LLM: the protocol is under test. It writes the synonym, not the enum value.
+    backend = ScriptedBackend([tool_call("calculate", num1=6, num2=7, operation="Times"),
+                               tool_call("calculate", num1=6, num2=7, operation="power")])
+    center = make_center(backend)
+    cid = conversation_id_and_start(center, [_with_operation_synonyms(CALCULATOR_COMMAND)])
+    reply = center.command(cid, "what's 6 times 7")
+    assert backend.requests[0].choice_hints == {"calculate": {"operation": ["multiply"]}}
+    # No retry was needed: the node is sent the value the synonym stands for.
+    assert len(backend.requests) == 1
+    [call] = reply["tool_calls"]
+    assert json.loads(call["function"]["arguments"])["operation"] == "multiply"
+    # A word that is no declared synonym is still an error the LLM is told about.
+    cid = conversation_id_and_start(center, [_with_operation_synonyms(CALCULATOR_COMMAND)])
+    center.command(cid, "six to the power of seven")
+    assert backend.requests[-1].choice_hints == {}
+    assert "'power' is not one of the valid values" in _contents(backend.requests[-1])
+
+
+def test_malformed_enum_synonyms_are_refused_at_conversation_start(make_center: Any) -> None:
+    center = make_center(ScriptedBackend([]))
+    command = _with_operation_synonyms(CALCULATOR_COMMAND)
+    command["parameters"][2]["enum_synonyms"] = {"multiply": "times"}  # not a list
+    body = {"conversation_id": conversation_id(), "available_commands": [command]}
+    response = center.client.post("/api/v0/conversation/start", json=body)
+    assert response.status_code == 422
+    assert "enum_synonyms" in response.text

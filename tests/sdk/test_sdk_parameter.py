@@ -57,6 +57,31 @@ def test_enum_values_must_be_a_list_not_a_bare_string() -> None:
         JarvisParameter("op", "string", enum_values="add")  # type: ignore[arg-type]
 
 
+def test_enum_synonyms_are_command_data_not_part_of_the_llm_schema() -> None:
+    p = JarvisParameter("action", "string", True, enum_values=["skip", "pause"],
+                        enum_synonyms={"skip": ["next", " skip ahead "]})
+    assert p.enum_synonyms == {"skip": ["next", "skip ahead"]}
+    assert p.to_dict()["enum_synonyms"] == {"skip": ["next", "skip ahead"]}
+    assert p.to_schema() == {"type": "string", "enum": ["skip", "pause"]}
+    # A synonym is a hint for choosing a value, not a value: validation is unchanged.
+    assert p.validate("next")[0] is False
+
+
+@pytest.mark.parametrize(
+    ("enum", "synonyms", "message"),
+    [
+        (None, {"skip": ["next"]}, "enum_synonyms of 'action' need enum_values"),
+        (["skip"], {"jump": ["next"]}, "'jump' is not one of its enum_values: skip"),
+        (["skip"], {"skip": "next"}, "the words for 'skip' must be a list of text"),
+        (["skip"], {"skip": ["next", ""]}, "the words for 'skip' must be a list of text"),
+        (["skip"], ["next"], "must map a value to a list of words"),
+    ],
+)
+def test_bad_enum_synonyms_fail_at_construction(enum: Any, synonyms: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        JarvisParameter("action", "string", enum_values=enum, enum_synonyms=synonyms)
+
+
 def test_a_default_that_does_not_fit_the_type_fails_at_construction() -> None:
     with pytest.raises(ValueError, match="Default 'many' of 'count' does not fit"):
         JarvisParameter("count", "int", default="many")

@@ -274,6 +274,28 @@ def test_examples_reach_the_command_schema(tmp_path):
     ]
 
 
+def test_enum_synonyms_reach_the_command_schema(tmp_path):
+    path = Path(tmp_path / "player.yaml")
+    path.write_text(
+        "tools:\n"
+        "  - name: player\n"
+        "    description: Control the player\n"
+        "    exec: [playerctl, '{action}']\n"
+        "    params:\n"
+        "      - name: action\n"
+        "        enum: [next, play-pause]\n"
+        "        synonyms: {next: [skip, next song], play-pause: [pause, resume]}\n"
+    )
+    [param] = load_tool_file(path)[0].get_command_schema()["parameters"]
+    assert param["enum_synonyms"] == {"next": ["skip", "next song"],
+                                      "play-pause": ["pause", "resume"]}
+    path.write_text(path.read_text().replace("play-pause: [pause", "stop: [pause"))
+    with pytest.raises(ToolFileError) as info:
+        load_tool_file(path)
+    assert "'stop' is not one of its enum_values: next, play-pause" in info.value.message
+    assert info.value.line == 6
+
+
 @pytest.mark.parametrize(
     "exec_list",
     [

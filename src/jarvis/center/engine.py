@@ -533,7 +533,7 @@ class Engine:
                     return self._error(turn, "I got stuck working that out. Please rephrase.")
                 self._run_server_tools(turn, server)
                 continue
-            problems = self._check_calls(turn, calls)
+            calls, problems = self._check_calls(turn, calls)
             if not problems:
                 turn.new_messages.append(_assistant_tool_message(calls, reply.content))
                 turn.trace["tool_calls"].extend({"id": c.id, "name": c.name} for c in calls)
@@ -565,6 +565,7 @@ class Engine:
             allow_direct_answer=True,
             tools_disabled=tools_disabled,
             tool_hints={} if tools_disabled else self._tool_hints(turn),
+            choice_hints={} if tools_disabled else self._choice_hints(turn),
             date_hints=[] if tools_disabled else self._date_hints(turn),
             time_hints=[] if tools_disabled else dates.times_heard(turn.voice_command or ""),
             timeout=self.config.llm_timeout,
@@ -607,6 +608,19 @@ class Engine:
         # Every tool that declares keywords is listed (0.0: none heard), so a backend can
         # tell "nothing named" from "nothing known".
         return {name: heard.get(name, 0.0) for name, words in keywords.items() if words}
+
+    @staticmethod
+    def _choice_hints(turn: _Turn) -> dict[str, dict[str, list[str]]]:
+        """Per tool and enum parameter, the values whose declared synonyms were said."""
+        if not turn.voice_command:
+            return {}
+        hints: dict[str, dict[str, list[str]]] = {}
+        for name, spec in turn.catalog.tools.items():
+            for param in spec.params.values():
+                heard = keyword_hints(turn.voice_command, param.synonyms) if param.synonyms else {}
+                if heard:
+                    hints.setdefault(name, {})[param.name] = list(heard)
+        return hints
 
     @staticmethod
     def _date_hints(turn: _Turn) -> list[list[str]]:
@@ -661,13 +675,21 @@ class Engine:
             {"role": "system", "content": context_message(node_context, turn.now)},
         ]
 
-    def _check_calls(self, turn: _Turn, calls: list[LLMToolCall]) -> list[CallProblem]:
+    def _check_calls(
+        self, turn: _Turn, calls: list[LLMToolCall]
+    ) -> tuple[list[LLMToolCall], list[CallProblem]]:
+        """The calls as checked (declared enum synonyms written as their values), problems."""
         since = time.perf_counter()
         problems: list[CallProblem] = []
+        checked: list[LLMToolCall] = []
         for call in calls:
-            problems.extend(check_call(call.id, call.name, call.arguments, turn.catalog)[1])
+            args, found = check_call(call.id, call.name, call.arguments, turn.catalog)
+            problems.extend(found)
+            if args is not None and args != json.loads((call.arguments or "").strip() or "{}"):
+                call = LLMToolCall(call.id, call.name, json.dumps(args, ensure_ascii=False))
+            checked.append(call)
         turn.stage("validate", since)
-        return problems
+        return checked, problems
 
     def _add_retry(
         self, turn: _Turn, calls: list[LLMToolCall], problems: list[CallProblem], attempt: int

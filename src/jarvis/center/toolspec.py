@@ -32,6 +32,8 @@ class ParamSpec:
     enum: tuple[str, ...] | None = None
     description: str | None = None
     example: Any = None
+    # Enum value -> the words people say for it (`JarvisParameter.enum_synonyms`).
+    synonyms: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,16 @@ def _enum_text(value: Any) -> str:
     return str(value)
 
 
+def _synonyms(declared: Any, enum: list[Any] | None) -> dict[str, tuple[str, ...]]:
+    """The declared synonyms of enum values that exist; anything malformed is ignored."""
+    if not isinstance(declared, dict) or enum is None:
+        return {}
+    values = {_enum_text(v) for v in enum}
+    return {str(value): tuple(str(w) for w in said)
+            for value, said in declared.items()
+            if str(value) in values and isinstance(said, list) and said}
+
+
 def _spec_from_command(command: dict[str, Any], schema: dict[str, Any] | None) -> ToolSpec:
     name = command["command_name"]
     params: dict[str, ParamSpec] = {}
@@ -127,6 +139,7 @@ def _spec_from_command(command: dict[str, Any], schema: dict[str, Any] | None) -
             enum=tuple(_enum_text(v) for v in enum) if enum is not None else None,
             description=p.get("description"),
             example=p.get("example"),
+            synonyms=_synonyms(p.get("enum_synonyms"), enum),
         )
         prop = dict(ptype.json_schema())
         if p.get("description"):

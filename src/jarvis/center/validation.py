@@ -1,7 +1,8 @@
 """Checking the LLM's client tool calls against the declared types, before the node sees them.
 
-Nothing is corrected here: a bad call produces problems, and the engine shows them to
-the LLM in a retry message (or, when retries run out, asks the user).
+Nothing is guessed here: a bad call produces problems, and the engine shows them to
+the LLM in a retry message (or, when retries run out, asks the user). The one rewrite
+is the command's own: an enum synonym it declared ("next") becomes its value ("skip").
 """
 
 from __future__ import annotations
@@ -71,6 +72,19 @@ def _check_param(spec: ParamSpec, value: Any) -> tuple[str, str | None] | None:
     return None
 
 
+def _declared_value(spec: ParamSpec, value: Any) -> Any:
+    """`value` with any declared synonym of an enum value replaced by that value."""
+    if not spec.synonyms or spec.enum is None:
+        return value
+    if isinstance(value, list):
+        return [_declared_value(spec, item) for item in value]
+    if not isinstance(value, str) or value in spec.enum:
+        return value
+    said = value.strip().lower()
+    owners = [v for v, words in spec.synonyms.items() if said in (w.lower() for w in words)]
+    return owners[0] if len(owners) == 1 else value
+
+
 def check_call(
     call_id: str, name: str, arguments: str, catalog: ToolCatalog
 ) -> tuple[dict[str, Any] | None, list[CallProblem]]:
@@ -108,6 +122,7 @@ def check_call(
                             expected, spec.enum)
             )
             continue
+        value = args[spec.name] = _declared_value(spec, value)
         found = _check_param(spec, value)
         if found is not None:
             problem, expected_text = found

@@ -34,6 +34,13 @@ _OPERATION_ALIASES = {
 _ALIAS_TO_OPERATION = {
     alias: op for op, aliases in _OPERATION_ALIASES.items() for alias in aliases
 }
+# The words above that people say (not symbols); the center favours the operation said.
+_SAID_OPERATIONS = {
+    "add": ["plus", "add", "sum", "added"],
+    "subtract": ["minus", "take away", "subtract", "subtracted"],
+    "multiply": ["times", "multiply", "multiplied"],
+    "divide": ["divided", "divide", "split"],
+}
 _SPOKEN = {"add": "plus", "subtract": "minus", "multiply": "times", "divide": "divided by"}
 
 _PREFIX = re.compile(
@@ -129,7 +136,7 @@ class CalculateCommand(IJarvisCommand):
                             example=3),
             JarvisParameter("operation", "string", required=True,
                             description="The arithmetic operation",
-                            enum_values=list(OPERATIONS)),
+                            enum_values=list(OPERATIONS), enum_synonyms=_SAID_OPERATIONS),
         ]
 
     @property

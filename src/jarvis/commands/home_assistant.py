@@ -30,6 +30,15 @@ from jarvis.sdk import (
 __all__ = ["ACTIONS", "ControlDeviceCommand", "Entity", "HomeAssistantError"]
 
 ACTIONS = ("turn_on", "turn_off", "toggle", "lock", "unlock", "set_brightness")
+# What people say for each action; the center favours the action whose words were said.
+_SAID_ACTIONS = {
+    "turn_on": ["turn on", "switch on", "power on", "enable", "activate"],
+    "turn_off": ["turn off", "switch off", "shut off", "power off", "disable", "kill"],
+    "toggle": ["toggle", "flip"],
+    "lock": ["lock"],
+    "unlock": ["unlock"],
+    "set_brightness": ["dim", "brighten", "brightness", "percent"],
+}
 CACHE_SECONDS = 30.0
 TIMEOUT_SECONDS = 5.0
 MATCH_CUTOFF = 80
@@ -101,7 +110,8 @@ class ControlDeviceCommand(IJarvisCommand):
     def parameters(self) -> list[JarvisParameter]:
         return [
             JarvisParameter("action", "string", required=True, enum_values=list(ACTIONS),
-                            description="What to do with the device"),
+                            description="What to do with the device",
+                            enum_synonyms=_SAID_ACTIONS),
             JarvisParameter("entity", "string", required=True,
                             description="The device's name as the user says it, e.g. "
                                         "'kitchen light', or its entity id (light.kitchen)",

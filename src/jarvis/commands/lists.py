@@ -28,6 +28,15 @@ __all__ = ["ACTIONS", "NAMESPACE", "ShoppingListCommand", "TodoListCommand", "sp
 
 NAMESPACE = "lists"
 ACTIONS = ("add", "read", "complete", "remove", "clear")
+# What people say for each action; the center favours the action whose words were said.
+_SAID_ACTIONS = {
+    "add": ["add", "put", "append", "we need", "we're out of", "we are out of"],
+    "read": ["read", "what's on", "what is on", "what do i have", "show", "list out"],
+    "complete": ["done", "finished", "check off", "check it off", "cross off", "tick off",
+                 "bought", "picked up", "mark"],
+    "remove": ["remove", "delete", "take off", "get rid of", "drop", "don't need"],
+    "clear": ["clear", "empty", "wipe", "start over", "everything off"],
+}
 _ACTION_ALIASES = {
     "put": "add", "append": "add", "insert": "add", "create": "add", "new": "add",
     "list": "read", "show": "read", "get": "read", "view": "read", "check": "read",
@@ -123,7 +132,8 @@ class _ListCommand(IJarvisCommand):
             JarvisParameter("action", "string", required=True, enum_values=list(ACTIONS),
                             # The prompt shows a description up to its first ";" or "(".
                             description="add, read, complete to check or tick off, remove, or "
-                                        "clear the list"),
+                                        "clear the list",
+                            enum_synonyms=_SAID_ACTIONS),
             JarvisParameter("items", "array<string>",
                             description="The items, one per entry: 'milk and eggs' -> "
                                         "[\"milk\", \"eggs\"]; omit for read and clear",

@@ -300,6 +300,16 @@ _ACTION_ALIASES = {
     "set_volume": "volume", "volume_up": "volume", "volume_down": "volume",
     "louder": "volume", "quieter": "volume", "play_music": "play", "start": "play",
 }
+# What people say for each action; the center favours the action whose words were said.
+_SAID_ACTIONS = {
+    "skip": ["skip", "next", "skip ahead", "forward"],
+    "previous": ["previous", "go back", "last song", "last track", "back a song", "rewind"],
+    "resume": ["resume", "unpause", "continue", "keep playing", "carry on"],
+    "pause": ["pause", "hold the music"],
+    "stop": ["stop", "turn off the music", "turn the music off", "kill the music", "silence"],
+    "volume": ["volume", "louder", "quieter", "softer", "too loud", "too quiet", "turn it up",
+               "turn it down", "crank", "can't hear"],
+}
 _NO_QUERY = {"music", "some music", "something", "anything", "songs", "a song", "my music"}
 
 
@@ -332,7 +342,8 @@ class MusicCommand(IJarvisCommand):
             JarvisParameter("action", "string", required=True, enum_values=list(ACTIONS),
                             # The prompt shows a description up to its first ";" or "(".
                             description="skip is next song, previous last song, resume unpause, "
-                                        "volume louder"),
+                                        "volume louder",
+                            enum_synonyms=_SAID_ACTIONS),
             JarvisParameter("query", "string",
                             description="For play: the song, artist, album or genre",
                             example="Miles Davis"),

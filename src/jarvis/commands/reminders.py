@@ -42,6 +42,13 @@ _ACTION_ALIASES = {
     "read": "list", "show": "list", "get": "list", "check": "list", "what": "list",
     "remove": "delete", "cancel": "delete", "clear": "delete", "erase": "delete",
 }
+# What people say for each action; the center favours the action whose words were said.
+_SAID_ACTIONS = {
+    "set": ["remind me", "set a reminder", "new reminder", "don't let me forget"],
+    "list": ["what reminders", "any reminders", "what are my reminders", "list", "show",
+             "read"],
+    "delete": ["delete", "cancel", "remove", "get rid of", "clear"],
+}
 _ALL = {"all", "all reminders", "everything", "every reminder", "all of them", "*"}
 _CLOCK_TEXT = re.compile(
     r"(?P<h>[0-9]{1,2})(?::(?P<m>[0-9]{2}))?(?::[0-9]{2})?\s*(?P<ampm>[ap]\.?\s?m\.?)?"
@@ -93,7 +100,8 @@ class ReminderCommand(IJarvisCommand):
     def parameters(self) -> list[JarvisParameter]:
         return [
             JarvisParameter("action", "string", required=True, enum_values=list(ACTIONS),
-                            description="set a new reminder, list reminders, or delete one"),
+                            description="set a new reminder, list reminders, or delete one",
+                            enum_synonyms=_SAID_ACTIONS),
             JarvisParameter("text", "string",
                             description="What to remind about, e.g. 'call mom'; for delete, "
                                         "words of the reminder to delete"),

@@ -198,7 +198,9 @@ class GetWeatherCommand(IJarvisCommand):
             JarvisParameter("unit", "string", enum_values=["metric", "imperial"],
                             # The prompt shows a description up to its first "(" or ";".
                             description="metric is Celsius, imperial is Fahrenheit; omit "
-                                        "unless the user asks for one"),
+                                        "unless the user asks for one",
+                            enum_synonyms={"metric": ["celsius", "centigrade", "metric"],
+                                           "imperial": ["fahrenheit", "imperial"]}),
         ]
 
     @property

@@ -65,6 +65,8 @@ class CommandParameterSpec(_Model):
     required: bool = False
     description: str | None = None
     enum_values: list[str] | None = None
+    # Enum value -> words people say for it; the center weighs them when a value is chosen.
+    enum_synonyms: dict[str, list[str]] | None = None
     refinable: bool = False
     default: Any = None
     example: Any = None

@@ -54,6 +54,11 @@ class IJarvisParameter(ABC):
         return None
 
     @property
+    def enum_synonyms(self) -> dict[str, list[str]] | None:
+        """Enum value -> the words people say for it ("next" for "skip"); a routing hint."""
+        return None
+
+    @property
     def refinable(self) -> bool:
         return False
 
@@ -155,7 +160,7 @@ class IJarvisParameter(ABC):
 
     def to_dict(self) -> dict[str, Any]:
         """The richer form used in `get_command_schema()`."""
-        return {
+        form: dict[str, Any] = {
             "name": self.name,
             "type": self.param_type,
             "required": self.required,
@@ -165,6 +170,10 @@ class IJarvisParameter(ABC):
             "default": self._json_safe(self.default),
             "example": self._json_safe(self.example),
         }
+        if self.enum_synonyms:  # a Jarvis extension: sent only when declared
+            form["enum_synonyms"] = {str(value): [str(w) for w in said]
+                                     for value, said in self.enum_synonyms.items()}
+        return form
 
     def _json_safe(self, value: Any) -> Any:
         # A default or example given as a date/time object is shown in its wire form.
@@ -193,6 +202,7 @@ class JarvisParameter(IJarvisParameter):
         example: Any = None,
         validation_function: Callable[[Any], bool] | None = None,
         validation_error_message: str | None = None,
+        enum_synonyms: dict[str, list[str]] | None = None,
     ) -> None:
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"Parameter name must be an identifier, got {name!r}")
@@ -205,6 +215,7 @@ class JarvisParameter(IJarvisParameter):
         if isinstance(enum_values, str | bytes | dict):
             raise ValueError(f"enum_values of '{name}' must be a list, got {enum_values!r}")
         self._enum_values = [str(v) for v in enum_values] if enum_values is not None else None
+        self._enum_synonyms = _checked_synonyms(name, enum_synonyms, self._enum_values)
         self._refinable = bool(refinable)
         self._example = example
         self._validation_function = validation_function
@@ -250,6 +261,10 @@ class JarvisParameter(IJarvisParameter):
         return self._enum_values
 
     @property
+    def enum_synonyms(self) -> dict[str, list[str]] | None:
+        return self._enum_synonyms
+
+    @property
     def refinable(self) -> bool:
         return self._refinable
 
@@ -264,3 +279,29 @@ class JarvisParameter(IJarvisParameter):
     @property
     def validation_error_message(self) -> str | None:
         return self._validation_error_message
+
+
+def _checked_synonyms(
+    name: str, synonyms: Any, enum_values: list[str] | None
+) -> dict[str, list[str]] | None:
+    """`enum_synonyms` as declared, or ValueError naming what is wrong with it."""
+    if synonyms is None:
+        return None
+    if enum_values is None:
+        raise ValueError(f"enum_synonyms of '{name}' need enum_values")
+    if not isinstance(synonyms, dict):
+        raise ValueError(f"enum_synonyms of '{name}' must map a value to a list of words")
+    checked: dict[str, list[str]] = {}
+    for value, said in synonyms.items():
+        if str(value) not in enum_values:
+            raise ValueError(
+                f"enum_synonyms of '{name}': '{value}' is not one of its enum_values: "
+                f"{', '.join(enum_values)}"
+            )
+        if isinstance(said, str) or not isinstance(said, list | tuple) or not all(
+                isinstance(w, str) and w.strip() for w in said):
+            raise ValueError(
+                f"enum_synonyms of '{name}': the words for '{value}' must be a list of text"
+            )
+        checked[str(value)] = [w.strip() for w in said]
+    return checked

@@ -54,6 +54,9 @@ class LLMRequest:
     # Tool name -> how many of its routing keywords the utterance contains, for every tool
     # that declares keywords. A prior a backend may weigh into its tool choice.
     tool_hints: dict[str, float] = field(default_factory=dict)
+    # Tool name -> parameter -> the enum values whose declared synonyms the utterance
+    # contains ("next song": music's action "skip"). A backend may favour them.
+    choice_hints: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     # The resolved values of the relative dates the utterance names ("tomorrow", "this
     # weekend"), one list per phrase, in the wire format. A backend may restrict date
     # arguments to them; none heard suggests a date argument would be made up.

@@ -39,6 +39,7 @@ _FN_FIELDS = _COMMON_FIELDS | {"fn"}
 _EXEC_FIELDS = _COMMON_FIELDS | {"exec", "timeout", "max_output", "cwd", "env"}
 _PARAM_FIELDS = {
     "name", "type", "required", "default", "description", "example", "override", "enum",
+    "synonyms",
 }
 _EXEC_PARAM_FIELDS = _PARAM_FIELDS | {"allow_dash"}
 _OVERRIDE_FIELDS = {"name", "type", "description", "override"}
@@ -355,6 +356,7 @@ class _ToolBuilder:
                 default=default,
                 enum_values=[str(v) for v in enum] if enum is not None else None,
                 example=f.get("example"),
+                enum_synonyms=f.get("synonyms"),
             )
         except ValueError as exc:
             line = decl.line if decl is not None else None

@@ -273,12 +273,14 @@ class EmbeddedBackend:
         tool_format: str = "json",
         max_reroutes: int = 2,
         leader_keywords: float = 2.0,
+        choice_bias: float = 4.0,
     ) -> None:
         if tool_format not in ("json", "signatures"):
             raise ValueError("tool_format must be 'json' or 'signatures'")
         self.tool_format = tool_format
         self.max_reroutes = max(0, max_reroutes)
         self.leader_keywords = leader_keywords
+        self.choice_bias = choice_bias
         self.drop_unsaid = drop_unsaid
         self.undated_key_bias = undated_key_bias
         self.dated_key_bias = dated_key_bias
@@ -743,6 +745,8 @@ class EmbeddedBackend:
             dated_key_bias=self.dated_key_bias,
             date_hints=request.date_hints if self.use_date_hints else (),
             time_hints=request.time_hints if self.use_date_hints else None,
+            choice_hints=request.choice_hints,
+            choice_bias=self.choice_bias,
             quote_tails=self._tails,
         )
         if opening and info and "prompt_logits" in info:
@@ -825,7 +829,8 @@ class EmbeddedBackend:
             name = parsed["name"]
             if utterance is not None and self.drop_unsaid:
                 tool = next(t for t in tools if tool_name(t) == name)
-                dropped = unsaid_optional_arguments(parsed["arguments"], tool, utterance)
+                dropped = unsaid_optional_arguments(parsed["arguments"], tool, utterance,
+                                                    decoder.choice_hints.get(name))
                 for key in dropped:
                     del parsed["arguments"][key]
                 self._dropped.extend(dropped)

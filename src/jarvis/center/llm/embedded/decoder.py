@@ -24,7 +24,7 @@ import functools
 import json
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -225,12 +225,16 @@ class Decoder:
         dated_key_bias: float = 0.0,
         date_hints: Sequence[Sequence[str]] = (),
         time_hints: Sequence[str] | None = None,
+        choice_hints: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+        choice_bias: float = 0.0,
         quote_tails: tuple[frozenset[int], Sequence[int]] = (frozenset(), ()),
     ) -> None:
         self.optional_key_bias = optional_key_bias
         self.undated_key_bias = undated_key_bias
         self.dated_key_bias = dated_key_bias
         self.date_hints = [list(vs) for vs in date_hints if vs]
+        self.choice_hints = choice_hints or {}  # tool -> parameter -> enum values said
+        self.choice_bias = choice_bias
         self.quote_tails = quote_tails  # tokens with text after a quote (see walk_value)
         # None: not known (no hints given at all), so a time argument is left to the model.
         self.time_hints = None if time_hints is None else list(time_hints)
@@ -618,13 +622,19 @@ class Decoder:
         options = dict.fromkeys(json.dumps(list(dict.fromkeys(vs))) for vs in fits)
         return [o.encode() for o in options] or None
 
-    def walk_value(self, schema: dict[str, Any]) -> None:
-        """One value: a choice when its literals are known, else sampled under the grammar."""
+    def walk_value(self, schema: dict[str, Any], heard: Sequence[str] = ()) -> None:
+        """One value: a choice when its literals are known, else sampled under the grammar.
+
+        `heard`: enum values whose synonyms the user said; `choice_bias` favours them.
+        """
         literals = self.date_literals(schema)
         if literals is None:
             literals = _known_literals(schema)
         if literals is not None and _prefix_free(literals):
-            self.choose(literals)
+            # An int or bool enum is heard as its text ("2") and chosen as its literal (2).
+            wanted = {json_literal(v).encode() for v in heard} | {str(v).encode() for v in heard}
+            bias = [self.choice_bias if lit in wanted else 0.0 for lit in literals]
+            self.choose(literals, bias if self.choice_bias and any(bias) else None)
         elif is_structured_object(schema):
             self.walk_object(schema)
         elif schema.get("type") == "string" and not schema.get("anyOf") and not schema.get("oneOf"):
@@ -640,8 +650,13 @@ class Decoder:
         else:
             self.sample_value()
 
-    def walk_object(self, schema: dict[str, Any]) -> None:
-        """Keys in schema order (as the grammar has them): required forced, optional chosen."""
+    def walk_object(
+        self, schema: dict[str, Any], heard: Mapping[str, Sequence[str]] | None = None
+    ) -> None:
+        """Keys in schema order (as the grammar has them): required forced, optional chosen.
+
+        `heard`: per key, the enum values whose synonyms the user said (see `walk_value`).
+        """
         props = ordered_properties(schema)
         self.literal(b"{")
         i, first = 0, True
@@ -671,7 +686,7 @@ class Decoder:
             target = targets[self.choose(options, bias)]
             if target is None:
                 return
-            self.walk_value(props[target][1])
+            self.walk_value(props[target][1], (heard or {}).get(props[target][0], ()))
             i, first = target + 1, False
 
     def _key_bias(self, schema: dict[str, Any]) -> float:
@@ -716,7 +731,8 @@ class Decoder:
         chosen = self.choose(options, name_bias)
         self.name_scores = {tool_name(tools[i]): round(v, 3)
                             for i, v in self.first_scores.items()}
-        self.walk_object(arguments_schema(tools[chosen]))
+        self.walk_object(arguments_schema(tools[chosen]),
+                         self.choice_hints.get(tool_name(tools[chosen])))
         self.literal(b"}\n")
         self.flush()
         self.grammar = None

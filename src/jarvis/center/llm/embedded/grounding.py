@@ -11,6 +11,7 @@ required one is left for validation to judge.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -60,10 +61,16 @@ def numbers_said(utterance: str, *, articles: bool = True) -> set[float]:
 
 
 def unsaid_optional_arguments(
-    arguments: dict[str, Any], tool: dict[str, Any], utterance: str
+    arguments: dict[str, Any],
+    tool: dict[str, Any],
+    utterance: str,
+    choices: Mapping[str, Sequence[str]] | None = None,
 ) -> list[str]:
     """Keys of optional free-text, number or enum arguments (or lists of them) never said,
-    or said only as the tool's own name ("tell me a joke" has no topic "jokes")."""
+    or said only as the tool's own name ("tell me a joke" has no topic "jokes").
+
+    `choices`: per key, the enum values whose declared synonyms were said ("fahrenheit").
+    """
     schema = arguments_schema(tool)
     own = words(tool_name(tool).replace("_", " "))
     props = schema.get("properties") or {}
@@ -79,7 +86,8 @@ def unsaid_optional_arguments(
                 unsaid.append(key)
             continue
         if sub.get("enum") and sub.get("type") == "string" and isinstance(value, str):
-            if not _choice_said(value, sub, utterance):
+            if value not in (choices or {}).get(key, ()) and not _choice_said(
+                    value, sub, utterance):
                 unsaid.append(key)
             continue
         if _free_text(sub) and isinstance(value, str):
