@@ -308,7 +308,8 @@ _SAID_ACTIONS = {
     "pause": ["pause", "hold the music"],
     "stop": ["stop", "turn off the music", "turn the music off", "kill the music", "silence"],
     "volume": ["volume", "louder", "quieter", "softer", "too loud", "too quiet", "turn it up",
-               "turn it down", "crank", "can't hear"],
+               "turn it down", "turn up", "turn down", "music up", "music down", "crank",
+               "can't hear"],
 }
 _NO_QUERY = {"music", "some music", "something", "anything", "songs", "a song", "my music"}
 

@@ -273,7 +273,7 @@ class EmbeddedBackend:
         tool_format: str = "json",
         max_reroutes: int = 2,
         leader_keywords: float = 2.0,
-        choice_bias: float = 4.0,
+        choice_bias: float = 8.0,
     ) -> None:
         if tool_format not in ("json", "signatures"):
             raise ValueError("tool_format must be 'json' or 'signatures'")
