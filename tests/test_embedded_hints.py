@@ -10,6 +10,7 @@ from jarvis.center.llm.embedded.grounding import (
     completed_values,
     invented_required_arguments,
     is_said,
+    items_from_the_other_clause,
     respelled_required_text,
     unsaid_optional_arguments,
 )
@@ -84,6 +85,31 @@ def test_an_optional_choice_is_kept_when_its_declared_synonym_was_said() -> None
                                      {"unit": ["metric"]}) == []
     assert unsaid_optional_arguments({"unit": "imperial"}, weather, asked,
                                      {"unit": ["metric"]}) == ["unit"]
+
+
+def test_an_item_that_names_the_list_is_the_request_and_the_thing_is_in_the_other_clause(
+) -> None:
+    todo = {"type": "function", "function": {"name": "todo_list", "parameters": {
+        **SHOPPING["function"]["parameters"]}}}
+    said = "I finished the laundry, check it off my to do list"
+    assert items_from_the_other_clause(
+        {"action": "complete", "items": ["check it off my to do list"]}, todo, said) == {
+        "items": ["laundry"]}
+    said = "we're running low on washing up liquid, stick it on the shopping list"
+    assert items_from_the_other_clause(
+        {"action": "add", "items": ["stick it on the shopping list"]}, SHOPPING, said) == {
+        "items": ["washing up liquid"]}
+    # With no other clause, the item ends where the list's name begins.
+    assert items_from_the_other_clause(
+        {"action": "add", "items": ["finish the report on my todo list"]}, todo,
+        "put finish the report on my todo list") == {"items": ["finish the report"]}
+    # Items that do not name the list stay; an item that is only the name goes.
+    assert items_from_the_other_clause(
+        {"action": "add", "items": ["milk", "eggs"]}, SHOPPING,
+        "add milk and eggs to the shopping list") == {}
+    assert items_from_the_other_clause(
+        {"action": "add", "items": ["the shopping list"]}, SHOPPING,
+        "add to the shopping list") == {"items": []}
 
 
 def test_an_optional_value_that_only_names_the_tool_is_no_value() -> None:

@@ -45,6 +45,7 @@ from jarvis.center.llm.embedded.grammar import (
 from jarvis.center.llm.embedded.grounding import (
     completed_values,
     invented_required_arguments,
+    items_from_the_other_clause,
     respelled_required_text,
     unsaid_optional_arguments,
 )
@@ -838,7 +839,13 @@ class EmbeddedBackend:
                 parsed["arguments"].update(respelled)
                 completed = completed_values(parsed["arguments"], tool, utterance)
                 parsed["arguments"].update(completed)
-                self._respelled.extend([*respelled, *completed])
+                regrounded = items_from_the_other_clause(parsed["arguments"], tool, utterance)
+                for key, items in regrounded.items():
+                    if items:
+                        parsed["arguments"][key] = items
+                    else:  # nothing left to name: the command asks for it
+                        del parsed["arguments"][key]
+                self._respelled.extend([*respelled, *completed, *regrounded])
             arguments = json.dumps(parsed["arguments"], ensure_ascii=False)
             if (name, arguments) in seen:  # a small model may repeat itself; once is enough
                 break

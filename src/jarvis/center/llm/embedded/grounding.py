@@ -181,6 +181,71 @@ def completed_values(arguments: dict[str, Any], tool: dict[str, Any], utterance:
     return fixed
 
 
+def items_from_the_other_clause(
+    arguments: dict[str, Any], tool: dict[str, Any], utterance: str
+) -> dict[str, list[Any]]:
+    """Lists whose items copied the command instead of the thing: key -> the list fixed.
+
+    "I finished the laundry, check it off my to do list" came back as the item "check it
+    off my to do list": an item that names the tool ("to do list" for `todo_list`) holds
+    the request. The thing is the end of the other clause ("laundry"); with no other
+    clause it is the item cut before the tool's name ("finish the report on my todo
+    list" -> "finish the report"); with neither, the item is dropped and the command asks.
+    """
+    props = arguments_schema(tool).get("properties") or {}
+    own = _letters(tool_name(tool))
+    fixed: dict[str, list[Any]] = {}
+    for key, value in arguments.items():
+        sub = props.get(key)
+        if not (isinstance(sub, dict) and sub.get("type") == "array" and isinstance(value, list)
+                and _free_text(sub.get("items") or {})):
+            continue
+        naming = [v for v in value if isinstance(v, str) and own in _letters(v)]
+        if not naming or len(own) < _STEM:
+            continue
+        thing = _thing_in_other_clause(utterance, own)
+        things = [thing] if thing else [t for t in map(_before_name, naming, [own] * len(
+            naming)) if t]
+        items = [v for v in value if v not in naming]
+        fixed[key] = items + [t for t in dict.fromkeys(things) if t not in items]
+    return fixed
+
+
+# Words that join an item to the list it goes on ("... on my todo list").
+_LINKS = {"on", "onto", "to", "off", "from", "in", "into", "my", "our", "the", "your"}
+
+
+def _before_name(item: str, own: str) -> str | None:
+    """`item` cut where the tool's name starts, without the words that lead up to it."""
+    item_words = words(item)
+    for i in range(len(item_words)):
+        if "".join(item_words[i:]).startswith(own):
+            kept = item_words[:i]
+            while kept and kept[-1] in _LINKS:
+                kept.pop()
+            return " ".join(kept) or None
+    return None
+
+
+def _letters(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+# Words after which a clause names its thing ("low on washing up liquid", "the laundry").
+_THING_AFTER = {"the", "a", "an", "my", "our", "some", "on", "of", "out", "off", "more"}
+
+
+def _thing_in_other_clause(utterance: str, own: str) -> str | None:
+    clauses = [c for c in re.split(r"[,;]| so | and then ", utterance) if c.strip()]
+    others = [c for c in clauses if own not in _letters(c)]
+    if len(others) != 1 or len(clauses) < 2:
+        return None
+    clause = words(others[0])
+    starts = [i + 1 for i, w in enumerate(clause) if w in _THING_AFTER]
+    thing = clause[starts[-1]:] if starts else []
+    return " ".join(thing) or None
+
+
 def _per_phrase(value: list[str], heard: list[str]) -> str | None:
     """The "per Y" that follows `value` in `heard` ("miles" + "per hour"), if any."""
     if not value or "per" in value:
