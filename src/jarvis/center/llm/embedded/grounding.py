@@ -204,8 +204,7 @@ def items_from_the_other_clause(
         if not naming or len(own) < _STEM:
             continue
         thing = _thing_in_other_clause(utterance, own)
-        things = [thing] if thing else [t for t in map(_before_name, naming, [own] * len(
-            naming)) if t]
+        things = [thing] if thing else [t for t in (_before_name(v, own) for v in naming) if t]
         items = [v for v in value if v not in naming]
         fixed[key] = items + [t for t in dict.fromkeys(things) if t not in items]
     return fixed
