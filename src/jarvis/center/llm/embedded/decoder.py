@@ -631,10 +631,13 @@ class Decoder:
         if literals is None:
             literals = _known_literals(schema)
         if literals is not None and _prefix_free(literals):
-            # An int or bool enum is heard as its text ("2") and chosen as its literal (2).
-            wanted = {json_literal(v).encode() for v in heard} | {str(v).encode() for v in heard}
-            bias = [self.choice_bias if lit in wanted else 0.0 for lit in literals]
-            self.choose(literals, bias if self.choice_bias and any(bias) else None)
+            bias = None
+            if heard and self.choice_bias:
+                # An int or bool enum is heard as its text ("2"), chosen as its literal (2).
+                wanted = {json_literal(v).encode() for v in heard} | {
+                    str(v).encode() for v in heard}
+                bias = [self.choice_bias if lit in wanted else 0.0 for lit in literals]
+            self.choose(literals, bias if bias and any(bias) else None)
         elif is_structured_object(schema):
             self.walk_object(schema)
         elif schema.get("type") == "string" and not schema.get("anyOf") and not schema.get("oneOf"):

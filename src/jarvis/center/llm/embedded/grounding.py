@@ -24,8 +24,8 @@ from jarvis.center.llm.embedded.prompt import first_clause
 _SIMILAR = 80.0
 
 
-def _said(word: str, heard: list[str], similar: float = _SIMILAR) -> bool:
-    return any(word == h or fuzz.ratio(word, h, score_cutoff=similar) for h in heard)
+def _said(word: str, heard: list[str]) -> bool:
+    return any(word == h or fuzz.ratio(word, h, score_cutoff=_SIMILAR) for h in heard)
 
 
 def is_said(value: str, utterance: str) -> bool:
@@ -192,8 +192,10 @@ def items_from_the_other_clause(
     clause it is the item cut before the tool's name ("finish the report on my todo
     list" -> "finish the report"); with neither, the item is dropped and the command asks.
     """
-    props = arguments_schema(tool).get("properties") or {}
     own = _letters(tool_name(tool))
+    if len(own) < _STEM:  # too short a name to tell an item that holds it
+        return {}
+    props = arguments_schema(tool).get("properties") or {}
     fixed: dict[str, list[Any]] = {}
     for key, value in arguments.items():
         sub = props.get(key)
@@ -201,7 +203,7 @@ def items_from_the_other_clause(
                 and _free_text(sub.get("items") or {})):
             continue
         naming = [v for v in value if isinstance(v, str) and own in _letters(v)]
-        if not naming or len(own) < _STEM:
+        if not naming:
             continue
         thing = _thing_in_other_clause(utterance, own)
         things = [thing] if thing else [t for t in (_before_name(v, own) for v in naming) if t]
