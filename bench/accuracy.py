@@ -5,7 +5,8 @@
     .venv/bin/python bench/accuracy.py --model 1.5b
     .venv/bin/python bench/accuracy.py --corpus bench/heldout   # never used for tuning
     .venv/bin/python bench/accuracy.py --corpus bench/blind     # measure only
-    .venv/bin/python bench/accuracy.py --corpus bench/fresh     # never read: measure only
+    .venv/bin/python bench/accuracy.py --corpus bench/sealed --totals-only  # never read
+    .venv/bin/python bench/accuracy.py --corpus bench/fresh --totals-only   # never read
 
 The center runs in a child process (its own peak RSS is reported) on a loopback port with
 the embedded backend and the clock fixed by `JARVIS_FAKE_NOW`, so relative dates mean the
@@ -274,8 +275,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "latency_s": round(latency, 3), "conversation_id": cid,
             }
             results.append(result)
-            if args.verbose or not (result["tool_ok"] and result["args_ok"]):
-                mark = "ok " if result["tool_ok"] and result["args_ok"] else "BAD"
+            right = result["tool_ok"] and result["args_ok"]
+            if not args.totals_only and (args.verbose or not right):
+                mark = "ok " if right else "BAD"
                 said = "" if name else f" / {response.stop_reason}: {response.assistant_message!r}"
                 print(f"{mark} {latency:5.2f}s {entry.utterance!r}: {name} "
                       f"{json.dumps(arguments, ensure_ascii=False)}{said}", flush=True)
@@ -363,6 +365,8 @@ def main() -> None:
     parser.add_argument("--only", help="only this corpus file (e.g. timers or timers.yaml)")
     parser.add_argument("--json", type=Path, help="write every result and the summary here")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every entry")
+    parser.add_argument("--totals-only", action="store_true",
+                        help="print no failing entry (for the sets that only measure)")
     parser.add_argument("--backend-arg", action="append", metavar="KEY=VALUE",
                         help="an EmbeddedBackend option, e.g. no_tool_bias=1.5 (repeatable)")
     args = parser.parse_args()

@@ -514,7 +514,9 @@ REQUIRED_NUMBERS = [CALCULATOR, TIMER]  # every tool needs a number the user mus
 def test_a_tool_whose_required_numbers_nobody_said_is_given_up(
     backend: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The pseudo tool may not win the first choice, so a client tool is picked first.
+    # The pseudo tool may not win the first choice, so a client tool is picked first (and
+    # the answer probe, which would answer at once, is off).
+    monkeypatch.setattr(backend, "_probe", None)
     monkeypatch.setattr(backend, "no_tool_bias", -100.0)
     monkeypatch.setattr(backend, "unheard_say_bias", 0.0)
     monkeypatch.setattr(backend, "first_token_check", "never")
@@ -573,3 +575,31 @@ def test_a_unit_said_in_other_words_stays_the_users(backend: EmbeddedBackend) ->
                          allow_direct_answer=False)
     [call] = backend.complete(request).tool_calls
     assert json.loads(call.arguments) == {"value": 68, "from_unit": "kilos", "to_unit": "pounds"}
+
+
+@pytest.mark.model
+def test_the_prepared_model_reads_its_answer_probe(backend: EmbeddedBackend) -> None:
+    assert backend.answer_probe is not None
+    reply = backend.complete(_request("why is the sky blue", max_tokens=40))
+    assert reply.usage["answer_probe"] > backend.probe_answer_above
+    assert reply.usage["probe_verdict"] == "answer" and reply.tool_calls == []
+    reply = backend.complete(_request("set a timer for 25 minutes"))
+    assert reply.usage["answer_probe"] < 0 and reply.tool_calls[0].name == "set_timer"
+    # Without a spoken answer to choose, there is nothing for the probe to decide.
+    reply = backend.complete(_request("set a timer for 25 minutes", allow_direct_answer=False))
+    assert "answer_probe" not in reply.usage
+
+
+@pytest.mark.model
+def test_the_answer_probe_can_be_turned_off_and_must_fit_the_model(tmp_path: Path) -> None:
+    off = EmbeddedBackend(_model_path(), answer_probe=None)
+    try:
+        reply = off.complete(_request("why is the sky blue", max_tokens=40))
+        assert off.answer_probe is None and "answer_probe" not in reply.usage
+    finally:
+        off.close()
+    narrow = tmp_path / "narrow.json"
+    narrow.write_text(json.dumps({"format": 1, "features": ["name", "end", "mean"],
+                                  "n_embd": 4, "bias": 0.0, "weights": [0.0] * 12}))
+    with pytest.raises(LLMUnavailableError, match="4-wide states"):
+        EmbeddedBackend(_model_path(), answer_probe=narrow).load()

@@ -30,6 +30,13 @@ from jarvis.node.client import JarvisCommandCenterClient
 from jarvis.node.registry import discover_commands
 from jarvis.protocol import NodeContext
 from jarvis.protocol.models import MAX_TEXT
+from jarvis.sdk import (
+    CommandExample,
+    CommandResponse,
+    IJarvisCommand,
+    JarvisParameter,
+    RequestInformation,
+)
 from jarvis.sdk.context import CommandContext
 
 pytestmark = pytest.mark.model
@@ -204,6 +211,84 @@ def test_the_words_a_command_declares_for_an_enum_value_choose_it(
     for text, tool, expected in SYNONYM_CASES:
         name, arguments = _call_arguments(client, schemas, text)
         assert name == tool and _matches(arguments, expected), (text, name, arguments)
+
+
+# Questions and remarks that hold a command's word, and requests no command can do; none
+# of them is in a training corpus of the answer probe (bench/train_answer_probe.py).
+NOT_REQUESTS = [
+    "how many minutes does it take to walk a mile",
+    "is it true that lightning never strikes the same place twice",
+    "what's the history of the egg timer",
+    "my mum always played abba in the car",
+    "which planet has the longest day",
+    "why do onions make you cry",
+    "text my brother that dinner is at eight",
+    "is it rude to turn the lights off on guests",
+]
+
+
+def test_small_talk_with_a_command_word_is_answered_in_words(
+    client: Any, schemas: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+) -> None:
+    fired = []
+    for text in NOT_REQUESTS:
+        response = _ask(client, schemas, text)
+        assert response.stop_reason != "error", (text, response.assistant_message)
+        if response.tool_calls:
+            fired.append(f"{text!r}: {response.tool_calls[0].function.name}")
+        else:
+            assert (response.assistant_message or "").strip(), text
+    # Measured: none of these fires with the answer probe, 4 of 8 without it.
+    assert len(fired) <= 1, "\n".join(fired)
+
+
+class _WikipediaCommand(IJarvisCommand):
+    """A user's own command, unknown to the answer probe."""
+
+    command_name = "wikipedia"
+    description = "Read the Wikipedia summary of a topic."
+
+    @property
+    def keywords(self) -> list[str]:
+        return ["wikipedia", "look up"]
+
+    @property
+    def parameters(self) -> list[JarvisParameter]:
+        return [JarvisParameter("topic", "string", required=True,
+                                description="What to look up")]
+
+    @property
+    def examples(self) -> list[CommandExample]:
+        return [CommandExample("look up the moon on wikipedia", {"topic": "the moon"},
+                               is_primary=True)]
+
+    def run(self, request_info: RequestInformation, **kwargs: Any) -> CommandResponse:
+        return CommandResponse.success_response({"summary": kwargs["topic"]})
+
+
+def test_a_users_own_command_is_not_overruled_by_the_probe(
+    model_path: Path, tmp_path: Path,
+    schemas: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+) -> None:
+    # The probe never saw `wikipedia`; its keyword heard, the call is the model's to make.
+    command = _WikipediaCommand()
+    tool, schema = command.to_openai_tool_schema(), command.get_command_schema()
+    backend = EmbeddedBackend(model_path)
+    settings = CenterSettings(data_dir=tmp_path)
+    try:
+        with (CenterServer(settings=settings, backend=backend) as server,
+              JarvisCommandCenterClient(server.url, timeout=300) as node_client):
+            node_client.start_conversation("own-command", CONTEXT, [*schemas[0], tool],
+                                           [*schemas[1], schema])
+            response = node_client.send_command(
+                "look up the eiffel tower on wikipedia", "own-command")
+    finally:
+        backend.close()
+    assert backend.answer_probe is not None  # the probe was on, and left the call alone
+    assert response.stop_reason == "tool_calls", response.assistant_message
+    call = (response.tool_calls or [])[0]
+    assert call.function.name == "wikipedia"
+    assert "eiffel" in json.loads(call.function.arguments)["topic"].lower()
 
 
 def _fuzz_inputs() -> list[str]:

@@ -147,6 +147,18 @@ def is_verified(path: Path, sha256: str, size: int | None = None) -> bool:
     return str(actual_size) == recorded[1] and (size is None or actual_size == size)
 
 
+def recorded_sha256(path: Path) -> str | None:
+    """The digest the sidecar of a verified file records, when its size still matches."""
+    try:
+        recorded = _sidecar(path).read_text(encoding="utf-8").split()
+        size = path.stat().st_size
+    except OSError:
+        return None
+    if len(recorded) != 2 or recorded[1] != str(size):
+        return None
+    return recorded[0]
+
+
 def file_sha256(path: Path) -> str:
     """Full SHA-256 of a file, streamed."""
     digest = hashlib.sha256()

@@ -35,6 +35,7 @@ from jarvis.center.llm.base import (
     LLMToolCall,
     LLMUnavailableError,
 )
+from jarvis.center.llm.embedded.answer_probe import AnswerProbe, AnswerProbeError
 from jarvis.center.llm.embedded.grammar import (
     name_option,
     name_prefix,
@@ -73,6 +74,9 @@ if llama_cpp is not None:
 
 
 _T = TypeVar("_T")
+# Longest last batch whose hidden states the answer probe reads: each of its positions costs
+# a 600 KB logits row. Beyond it the model's own signals decide, as without a probe.
+_STATES_MAX_BATCH = 64
 
 
 def default_threads() -> int:
@@ -238,6 +242,14 @@ class EmbeddedBackend:
         tool_format: in the compact style, "json" (default) shows the slimmed schemas
             the model was trained on; "signatures" one Python-like line per tool, a
             third of the tokens, for tool sets too large for the context.
+        answer_probe: "auto" (default) uses the probe shipped for the prepared model
+            file, if any; a path loads that probe file; None turns it off. See
+            `answer_probe.py` and docs/embedded-llm.md, "The answer probe".
+        probe_answer_above / probe_call_below: a probe score above the first is answered
+            in words, below the second goes to the name choice without `say`; between
+            them the model's own signals decide, as without a probe.
+        state_listener: called with the hidden states of every utterance (the probe's
+            features); for training a probe (bench/train_answer_probe.py).
         The other options (keyword and `say` biases, hints, grounding): see
         docs/embedded-llm.md, "Constructor".
     """
@@ -275,10 +287,19 @@ class EmbeddedBackend:
         max_reroutes: int = 2,
         leader_keywords: float = 2.0,
         choice_bias: float = 8.0,
+        answer_probe: str | Path | None = "auto",
+        probe_answer_above: float = 1.0,
+        probe_call_below: float = -2.0,
+        state_listener: Callable[[dict[str, npt.NDArray[np.float32]]], None] | None = None,
     ) -> None:
         if tool_format not in ("json", "signatures"):
             raise ValueError("tool_format must be 'json' or 'signatures'")
         self.tool_format = tool_format
+        self.answer_probe_source = answer_probe
+        self.probe_answer_above = probe_answer_above
+        self.probe_call_below = probe_call_below
+        self.state_listener = state_listener
+        self._probe: AnswerProbe | None = None
         self.max_reroutes = max(0, max_reroutes)
         self.leader_keywords = leader_keywords
         self.choice_bias = choice_bias
@@ -382,7 +403,7 @@ class EmbeddedBackend:
         self._prompt = ChatPrompt(template)
         self._vocab = llama_cpp.llama_model_get_vocab(llm.model)
         self._llm = llm
-        for text in ("<tool_call>", "</tool_call>", "<|im_end|>", "\n"):
+        for text in ("<tool_call>", "</tool_call>", "<|im_start|>", "<|im_end|>", "\n"):
             ids = llm.tokenize(text.encode(), add_bos=False, special=True)
             if len(ids) != 1:
                 self._llm = None
@@ -392,6 +413,30 @@ class EmbeddedBackend:
                 )
             self._special[text] = ids[0]
         self._tails = self._quote_tails()  # a vocabulary scan: at load, not in a request
+        self._probe = self._load_probe(path, llm.n_embd())
+
+    def _load_probe(self, path: Path, n_embd: int) -> AnswerProbe | None:
+        source = self.answer_probe_source
+        if source is None:
+            return None
+        try:
+            probe = (AnswerProbe.for_model(path) if source == "auto"
+                     else AnswerProbe.load(source))
+        except AnswerProbeError as exc:
+            self._llm = None
+            raise LLMUnavailableError(str(exc)) from exc
+        if probe is not None and probe.n_embd != n_embd:
+            self._llm = None
+            raise LLMUnavailableError(
+                f"the answer probe {probe.source} is for a model with {probe.n_embd}-wide "
+                f"states, but {path.name} has {n_embd}; train one for this model "
+                "(bench/train_answer_probe.py) or pass answer_probe=None")
+        return probe
+
+    @property
+    def answer_probe(self) -> AnswerProbe | None:
+        """The probe in use (known once the model is loaded)."""
+        return self._probe
 
     def close(self) -> None:
         """Free the model and the cached states, and stop the model thread."""
@@ -510,7 +555,17 @@ class EmbeddedBackend:
         grammar = self._grammar_for(choice_tools) if use_tools else None
         # Most requests with tools end in a call: its opening is read with the prompt.
         opening = self._call_opening(choice_tools) if use_tools and self.prime_call else None
-        info = self._restore(full, prefix, deadline=deadline, after=opening)
+        # The answer probe reads the hidden states of the user's own words.
+        want_states = bool(opening) and pseudo and _utterance(request) is not None and (
+            self._probe is not None or self.state_listener is not None)
+        info = self._restore(full, prefix, deadline=deadline, after=opening,
+                             states=want_states)
+        states = info.pop("states", None)
+        if states is not None and self.state_listener is not None:
+            self.state_listener(states)
+        probe_score = (self._probe.score(states)
+                       if states is not None and self._probe is not None else None)
+        verdict = self._probe_verdict(request, probe_score)
         prompt_ms = (time.perf_counter() - started) * 1000
 
         decoder = self._decoder(request, full, deadline, opening, info)
@@ -533,7 +588,13 @@ class EmbeddedBackend:
             # Every tool declares keywords and none was heard.
             unheard = not heard and bool(request.tool_hints) and all(
                 tool_name(t) in request.tool_hints for t in request.tools)
-            if self.first_token_check == "always" or (
+            if verdict == "answer":
+                wants_call = False
+                _, first_text = self._first_tokens(decoder.logits(), request.tools)
+            elif verdict == "call":  # a request: only which command is left to choose
+                choice_tools, grammar, unheard = request.tools, self._grammar_for(
+                    request.tools), False
+            elif self.first_token_check == "always" or (
                     self.first_token_check == "unheard" and not heard):
                 wants_call, first_text = self._call_or_text(decoder.logits(), request.tools)
             if not wants_call:
@@ -602,6 +663,9 @@ class EmbeddedBackend:
             reply.usage["name_scores"] = name_scores
         if request.tool_hints:
             reply.usage["tool_hints"] = dict(request.tool_hints)
+        if probe_score is not None:
+            reply.usage["answer_probe"] = round(probe_score, 3)
+            reply.usage["probe_verdict"] = verdict
         if self._dropped:
             reply.usage["dropped_arguments"] = list(self._dropped)
         if self._respelled:
@@ -609,6 +673,26 @@ class EmbeddedBackend:
         if self._rerouted:
             reply.usage["rerouted_from"] = list(self._rerouted)
         return reply
+
+    def _probe_verdict(self, request: LLMRequest, score: float | None) -> str | None:
+        """"answer", "call", or None (the model's own signals decide) for a probe score.
+
+        The probe was trained with some commands in the prompt. It may turn a call into an
+        answer only when every other command of the request declares keywords and none of
+        them was heard: "look it up on wikipedia" for a user's own `wikipedia` command is
+        not the probe's to judge.
+        """
+        if score is None or self._probe is None:
+            return None
+        if score < self.probe_call_below:
+            return "call"
+        if score <= self.probe_answer_above:
+            return None
+        for tool in request.tools:
+            name = tool_name(tool)
+            if not self._probe.knows(name) and request.tool_hints.get(name, 1.0) > 0:
+                return None
+        return "answer"
 
     def _rewind(
         self,
@@ -1008,6 +1092,7 @@ class EmbeddedBackend:
         *,
         deadline: float | None,
         after: list[int] | None = None,
+        states: bool = False,
     ) -> dict[str, Any]:
         """Bring the context to `full` reusing what is cached; leaves logits of the last token.
 
@@ -1015,7 +1100,8 @@ class EmbeddedBackend:
         saved prefix state, else evaluate `prefix` and save it for next time.
         `after`: tokens evaluated right after `full` in the same batch (the likely start of
         the reply); the logits after `full` and after them are returned in the info as
-        `prompt_logits` and `after_logits`.
+        `prompt_logits` and `after_logits`. `states`: also read the hidden states the
+        answer probe needs from that batch (`info["states"]`, see `_read_states`).
         """
         live = self._common(self._live_tokens(), full)
         best: _Prefix | None = None
@@ -1057,9 +1143,50 @@ class EmbeddedBackend:
         tail = [*rest[head:].tolist(), *after]
         if deadline is not None and time.monotonic() > deadline:
             raise LLMTimeoutError("the embedded model timed out reading the prompt")
-        info["prompt_logits"], info["after_logits"] = eval_batch(
-            self._llm, tail, [len(rest) - head - 1, len(tail) - 1])
+        if not states or len(tail) > _STATES_MAX_BATCH:
+            info["prompt_logits"], info["after_logits"] = eval_batch(
+                self._llm, tail, [len(rest) - head - 1, len(tail) - 1])
+            return info
+        # llama.cpp then outputs every position of the batch: ~50 ms more on 2 cores, and
+        # a logits row (600 KB) per position, hence the bound.
+        llama_cpp.llama_set_embeddings(self._llm.ctx, True)
+        try:
+            info["prompt_logits"], info["after_logits"] = eval_batch(
+                self._llm, tail, [len(rest) - head - 1, len(tail) - 1])
+            info["states"] = self._read_states(full, reused_now + head, len(tail))
+        finally:
+            llama_cpp.llama_set_embeddings(self._llm.ctx, False)
         return info
+
+    def _read_states(
+        self, full: npt.NDArray[np.intc], batch_start: int, batch_len: int
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        """The answer probe's features from the last batch (see `answer_probe.py`).
+
+        `full` ends `<|im_start|>user\n{words}<|im_end|>\n<|im_start|>assistant\n` and the
+        batch, which began at `full[batch_start]`, ends with the call opening.
+        """
+        ctx, n_embd = self._llm.ctx, self._llm.n_embd()
+
+        def state(index: int) -> npt.NDArray[np.float32] | None:
+            if not 0 <= index < batch_len:
+                return None
+            ptr = llama_cpp.llama_get_embeddings_ith(ctx, index)
+            return np.ctypeslib.as_array(ptr, shape=(n_embd,)).copy() if ptr else None
+
+        end = state(len(full) - 1 - batch_start)
+        name = state(batch_len - 1)
+        if end is None or name is None:
+            raise LLMError("internal: the answer probe's states were not computed")
+        starts = np.nonzero(full == self._special["<|im_start|>"])[0]
+        words = []
+        if len(starts) >= 2:  # the user's words: after `<|im_start|>user\n`, before <|im_end|>
+            for position in range(int(starts[-2]) + 3, int(starts[-1]) - 2):
+                row = state(position - batch_start)
+                if row is not None:
+                    words.append(row)
+        mean = np.mean(words, axis=0).astype(np.float32) if words else end
+        return {"end": end, "name": name, "mean": mean}
 
     def _eval(self, tokens: npt.NDArray[np.intc], deadline: float | None) -> None:
         # In n_batch chunks so a request's timeout is noticed during a long cold prompt.

@@ -1,0 +1,171 @@
+"""The answer probe: its file, its score, when it may overrule the model, and its training.
+
+The real model's use of the shipped probe is tested in tests/center/test_center_embedded.py.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from jarvis.center.llm.base import LLMRequest
+from jarvis.center.llm.embedded.answer_probe import (
+    FEATURES,
+    PROBES_DIR,
+    AnswerProbe,
+    AnswerProbeError,
+    probe_document,
+)
+from jarvis.center.llm.model_store import spec_for
+
+N = 4  # a tiny model's state width, for files written here
+
+
+def _document(**changes: Any) -> dict[str, Any]:
+    weights = np.arange(len(FEATURES) * N, dtype=np.float64) / 10
+    document = probe_document(weights, -1.0, N, ["set_timer", "get_weather"], "ab" * 32,
+                              {"utterances": 3})
+    document.update(changes)
+    return document
+
+
+def _write(tmp_path: Path, document: dict[str, Any], name: str = "probe.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def test_a_probe_file_round_trips_and_scores_its_three_states(tmp_path: Path) -> None:
+    probe = AnswerProbe.load(_write(tmp_path, _document()))
+    assert probe.n_embd == N and probe.knows("set_timer") and not probe.knows("music")
+    states = {"name": np.ones(N), "end": np.zeros(N), "mean": np.full(N, 2.0)}
+    # name weights 0..0.3 (sum 0.6), end 0.4..0.7 (times 0), mean 0.8..1.1 (sum 3.8 * 2)
+    assert probe.score(states) == pytest.approx(0.6 + 7.6 - 1.0, rel=1e-5)
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"format": 99}, "format"),
+    ({"features": ["end"]}, "features"),
+    ({"weights": [0.5, 1.0]}, "expected 12 finite weights"),
+    ({"weights": [float("nan")] * 12}, "finite"),
+    ({"n_embd": "wide"}, "malformed"),
+])
+def test_a_malformed_probe_file_is_refused_clearly(
+    tmp_path: Path, changes: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(AnswerProbeError, match=message):
+        AnswerProbe.load(_write(tmp_path, _document(**changes)))
+
+
+def test_an_unreadable_probe_file_is_refused_clearly(tmp_path: Path) -> None:
+    path = tmp_path / "probe.json"
+    path.write_text("{not json", encoding="utf-8")
+    with pytest.raises(AnswerProbeError, match="cannot read the answer probe"):
+        AnswerProbe.load(path)
+    with pytest.raises(AnswerProbeError, match="cannot read"):
+        AnswerProbe.load(tmp_path / "absent.json")
+
+
+def test_the_probe_of_a_model_is_found_by_its_verified_digest(tmp_path: Path) -> None:
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"weights")
+    probes = tmp_path / "probes"
+    probes.mkdir()
+    _write(probes, _document(), name=f"{'cd' * 32}.json")
+    assert AnswerProbe.for_model(model, probes) is None  # never verified: no sidecar
+    (tmp_path / "model.gguf.sha256").write_text(f"{'cd' * 32} {len(b'weights')}\n")
+    assert AnswerProbe.for_model(model, probes) is not None
+    model.write_bytes(b"other weights")  # changed since it was verified
+    assert AnswerProbe.for_model(model, probes) is None
+
+
+def test_the_default_model_ships_a_probe_for_the_built_in_commands() -> None:
+    shipped = AnswerProbe.load(PROBES_DIR / f"{spec_for('0.5b').sha256}.json")
+    assert shipped.n_embd == 896  # Qwen2.5-0.5B's hidden size
+    for command in ("set_timer", "get_weather", "music", "calculate", "control_device"):
+        assert shipped.knows(command)
+    document = json.loads((PROBES_DIR / f"{spec_for('0.5b').sha256}.json").read_text())
+    corpora = set(document["trained_on"]["corpora"])
+    assert corpora and not corpora & {"fresh", "sealed"}  # the measuring sets stay unseen
+
+
+# --- when the probe may overrule the model (no model needed) ---------------------------------
+
+llama_cpp = pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")
+
+from jarvis.center.llm.embedded import EmbeddedBackend  # noqa: E402
+
+
+def _tool(name: str) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "description": name,
+                                             "parameters": {"type": "object", "properties": {}}}}
+
+
+def _verdict(score: float, hints: dict[str, float], tools: tuple[str, ...] = (
+        "set_timer", "get_weather")) -> str | None:
+    backend = EmbeddedBackend(Path("unused.gguf"), probe_answer_above=1.0,
+                              probe_call_below=-2.0)
+    backend._probe = AnswerProbe(np.zeros(3 * N, dtype=np.float32), 0.0, N,
+                                 frozenset({"set_timer", "get_weather"}), "test")
+    request = LLMRequest(messages=[{"role": "user", "content": "x"}],
+                         tools=[_tool(t) for t in tools], tool_hints=hints)
+    return backend._probe_verdict(request, score)
+
+
+def test_the_probe_decides_only_where_it_is_sure() -> None:
+    assert _verdict(3.0, {"set_timer": 1.0}) == "answer"
+    assert _verdict(-3.0, {}) == "call"
+    assert _verdict(0.0, {"set_timer": 1.0}) is None  # the model's own signals decide
+
+
+def test_a_command_the_probe_never_saw_keeps_its_chance() -> None:
+    tools = ("set_timer", "get_weather", "wikipedia")
+    # Its keyword was heard: not the probe's to overrule.
+    assert _verdict(3.0, {"set_timer": 0.0, "wikipedia": 1.0}, tools) is None
+    # It declares no keywords (absent from the hints): nobody can tell, so no veto.
+    assert _verdict(3.0, {"set_timer": 0.0}, tools) is None
+    # It declares keywords and none was heard: the probe decides.
+    assert _verdict(3.0, {"set_timer": 0.0, "wikipedia": 0.0}, tools) == "answer"
+    # A request is a request whatever the commands.
+    assert _verdict(-3.0, {"wikipedia": 1.0}, tools) == "call"
+
+
+# --- training ---------------------------------------------------------------------------------
+
+
+def _trainer() -> Any:
+    path = Path(__file__).parents[1] / "bench" / "train_answer_probe.py"
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec = importlib.util.spec_from_file_location("train_answer_probe", path)
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
+    return module
+
+
+def test_training_finds_the_direction_that_separates_the_two_kinds() -> None:
+    trainer = _trainer()
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(400, 12)) * 3.0 + 5.0
+    y = (x[:, 4] - x[:, 9] > 0).astype(float)  # only two of twelve features matter
+    weights, bias = trainer.fit(x, y, lam=1.0)
+    predicted = (x @ weights + bias) > 0
+    assert (predicted == (y == 1)).mean() > 0.97
+    assert abs(weights[4]) > 5 * np.abs(np.delete(weights, [4, 9])).max()
+
+
+def test_the_rule_the_trainer_reports_is_the_backends() -> None:
+    trainer = _trainer()
+    score = np.array([3.0, 3.0, 0.0, 0.0, -3.0])
+    called = np.array([True, False, True, False, False])
+    assert trainer.policy(score, called, 1.0, -2.0).tolist() == [False, False, True, False,
+                                                                 True]
