@@ -206,12 +206,21 @@ def backend_args(pairs: list[str] | None) -> dict[str, Any]:
     return out
 
 
+def builtin_commands() -> tuple[Any, list[dict[str, Any]], list[dict[str, Any]]]:
+    """The built-in commands as a node registers them: registry, tool schemas, commands."""
+    from jarvis.node.registry import discover_commands
+    from jarvis.sdk.context import CommandContext
+
+    registry = discover_commands(CommandContext(timezone=TIMEZONE), entry_points_enabled=False,
+                                 yaml_tools=False, user_dir=None)
+    return (registry, [c.to_openai_tool_schema() for c in registry],
+            [c.get_command_schema() for c in registry])
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from jarvis.center.store import Store
     from jarvis.node.client import JarvisCommandCenterClient
-    from jarvis.node.registry import discover_commands
     from jarvis.protocol import NodeContext
-    from jarvis.sdk.context import CommandContext
 
     entries = load_corpus(args.only, args.corpus)
     if args.limit:
@@ -235,10 +244,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not url:
         raise SystemExit("the center did not start")
 
-    registry = discover_commands(CommandContext(timezone=TIMEZONE), entry_points_enabled=False,
-                                 yaml_tools=False, user_dir=None)
-    client_tools = [c.to_openai_tool_schema() for c in registry]
-    available = [c.get_command_schema() for c in registry]
+    registry, client_tools, available = builtin_commands()
     context = NodeContext(timezone=TIMEZONE, node_id="bench")
     results: list[dict[str, Any]] = []
     warm_started = time.perf_counter()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -32,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).parent))
-from accuracy import MODEL_FILES, REFERENCE, TIMEZONE, load_corpus
+from accuracy import MODEL_FILES, REFERENCE, TIMEZONE, builtin_commands, load_corpus
 
 BENCH = Path(__file__).parent
 TRAINING_CORPORA = [BENCH / "corpus", BENCH / "train", BENCH / "heldout", BENCH / "blind"]
@@ -41,26 +42,19 @@ FEATURES = ("name", "end", "mean")
 
 def collect(corpora: list[Path], model_path: str) -> tuple[list[dict[str, Any]], npt.NDArray]:
     """Run every utterance through the center; each row's states and the call made."""
-    import os
-
     os.environ["JARVIS_FAKE_NOW"] = REFERENCE  # read by the center's clock
     from jarvis.center.llm.embedded import EmbeddedBackend
     from jarvis.center.server import CenterServer
     from jarvis.center.settings import CenterSettings
     from jarvis.node.client import JarvisCommandCenterClient
-    from jarvis.node.registry import discover_commands
     from jarvis.protocol import NodeContext
-    from jarvis.sdk.context import CommandContext
 
     seen: list[dict[str, npt.NDArray[np.float32]]] = []
     backend = EmbeddedBackend(model_path, answer_probe=None, state_listener=seen.append)
     backend.load()
     settings = CenterSettings(data_dir=Path(tempfile.mkdtemp(prefix="jarvis-probe-")),
                               llm_backend="embedded")
-    registry = discover_commands(CommandContext(timezone=TIMEZONE), entry_points_enabled=False,
-                                 yaml_tools=False, user_dir=None)
-    tools = [c.to_openai_tool_schema() for c in registry]
-    available = [c.get_command_schema() for c in registry]
+    _, tools, available = builtin_commands()
     context = NodeContext(timezone=TIMEZONE, node_id="probe")
     rows: list[dict[str, Any]] = []
     features: list[npt.NDArray[np.float32]] = []
@@ -135,8 +129,6 @@ def report(rows: list[dict[str, Any]], x: npt.NDArray, lam: float, answer_above:
 def main() -> None:
     from jarvis.center.llm.embedded.answer_probe import PROBES_DIR, probe_document
     from jarvis.center.llm.model_store import file_sha256
-    from jarvis.node.registry import discover_commands
-    from jarvis.sdk.context import CommandContext
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", choices=sorted(MODEL_FILES), default="0.5b")
@@ -152,8 +144,6 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="probe file (default: the shipped one)")
     parser.add_argument("--no-write", action="store_true", help="only print the figures")
     args = parser.parse_args()
-
-    import os
     model_path = args.model_path or str(
         Path(os.environ.get("JARVIS_DATA_DIR", Path.home() / ".local/share/jarvis"))
         / "models" / MODEL_FILES[args.model])
@@ -176,8 +166,7 @@ def main() -> None:
         return
     y = np.array([r["expected"] is None for r in rows], dtype=float)
     w, b = fit(x, y, args.lam)
-    registry = discover_commands(CommandContext(timezone=TIMEZONE), entry_points_enabled=False,
-                                 yaml_tools=False, user_dir=None)
+    registry, _, _ = builtin_commands()
     digest = file_sha256(Path(model_path))
     trained_on = {"utterances": len(rows), "no_tool": int(y.sum()), "lam": args.lam,
                   "corpora": sorted({r["corpus"] for r in rows})}

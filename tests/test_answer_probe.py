@@ -100,6 +100,7 @@ def test_the_default_model_ships_a_probe_for_the_built_in_commands() -> None:
 llama_cpp = pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")
 
 from jarvis.center.llm.embedded import EmbeddedBackend  # noqa: E402
+from jarvis.center.llm.embedded.backend import _first_utterance  # noqa: E402
 
 
 def _tool(name: str) -> dict[str, Any]:
@@ -134,6 +135,16 @@ def test_a_command_the_probe_never_saw_keeps_its_chance() -> None:
     assert _verdict(3.0, {"set_timer": 0.0, "wikipedia": 0.0}, tools) == "answer"
     # A request is a request whatever the commands.
     assert _verdict(-3.0, {"wikipedia": 1.0}, tools) == "call"
+
+
+def test_the_probe_reads_only_a_conversations_first_utterance() -> None:
+    def request(*roles: str) -> LLMRequest:
+        return LLMRequest(messages=[{"role": r, "content": "x"} for r in roles])
+
+    assert _first_utterance(request("system", "user"))
+    assert _first_utterance(request("system", "system", "user"))
+    assert not _first_utterance(request("system", "user", "assistant", "user"))  # a follow-up
+    assert not _first_utterance(request("system", "user", "assistant", "tool"))  # a result
 
 
 # --- training ---------------------------------------------------------------------------------

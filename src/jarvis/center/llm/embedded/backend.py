@@ -197,6 +197,13 @@ def _utterance(request: LLMRequest) -> str | None:
     return content if last.get("role") == "user" and isinstance(content, str) else None
 
 
+def _first_utterance(request: LLMRequest) -> bool:
+    """Whether the reply answers the conversation's first user message."""
+    roles = [m.get("role") for m in request.messages]
+    return _utterance(request) is not None and roles.count("user") == 1 and not (
+        {"assistant", "tool"} & set(roles))
+
+
 @dataclass
 class _Prefix:
     """A saved KV state of sequence 0 after `tokens` (the system turn with the tools)."""
@@ -423,15 +430,20 @@ class EmbeddedBackend:
             probe = (AnswerProbe.for_model(path) if source == "auto"
                      else AnswerProbe.load(source))
         except AnswerProbeError as exc:
-            self._llm = None
+            self._unload()
             raise LLMUnavailableError(str(exc)) from exc
         if probe is not None and probe.n_embd != n_embd:
-            self._llm = None
+            self._unload()
             raise LLMUnavailableError(
                 f"the answer probe {probe.source} is for a model with {probe.n_embd}-wide "
                 f"states, but {path.name} has {n_embd}; train one for this model "
                 "(bench/train_answer_probe.py) or pass answer_probe=None")
         return probe
+
+    def _unload(self) -> None:
+        llm, self._llm = self._llm, None
+        if llm is not None:
+            llm.close()
 
     @property
     def answer_probe(self) -> AnswerProbe | None:
@@ -555,8 +567,9 @@ class EmbeddedBackend:
         grammar = self._grammar_for(choice_tools) if use_tools else None
         # Most requests with tools end in a call: its opening is read with the prompt.
         opening = self._call_opening(choice_tools) if use_tools and self.prime_call else None
-        # The answer probe reads the hidden states of the user's own words.
-        want_states = bool(opening) and pseudo and _utterance(request) is not None and (
+        # The answer probe reads the hidden states of the user's own words; it was trained
+        # on a conversation's first utterance, so a follow-up is left to the model.
+        want_states = bool(opening) and pseudo and _first_utterance(request) and (
             self._probe is not None or self.state_listener is not None)
         info = self._restore(full, prefix, deadline=deadline, after=opening,
                              states=want_states)
@@ -1152,7 +1165,7 @@ class EmbeddedBackend:
         llama_cpp.llama_set_embeddings(self._llm.ctx, True)
         try:
             info["prompt_logits"], info["after_logits"] = eval_batch(
-                self._llm, tail, [len(rest) - head - 1, len(tail) - 1])
+                self._llm, tail, [len(rest) - head - 1, len(tail) - 1], output_all=True)
             info["states"] = self._read_states(full, reused_now + head, len(tail))
         finally:
             llama_cpp.llama_set_embeddings(self._llm.ctx, False)
@@ -1163,8 +1176,8 @@ class EmbeddedBackend:
     ) -> dict[str, npt.NDArray[np.float32]]:
         """The answer probe's features from the last batch (see `answer_probe.py`).
 
-        `full` ends `<|im_start|>user\n{words}<|im_end|>\n<|im_start|>assistant\n` and the
-        batch, which began at `full[batch_start]`, ends with the call opening.
+        `full` ends with the user's turn and the assistant's header, and the batch, which
+        began at `full[batch_start]`, ends with the call opening.
         """
         ctx, n_embd = self._llm.ctx, self._llm.n_embd()
 
@@ -1179,13 +1192,13 @@ class EmbeddedBackend:
         if end is None or name is None:
             raise LLMError("internal: the answer probe's states were not computed")
         starts = np.nonzero(full == self._special["<|im_start|>"])[0]
-        words = []
+        said = []
         if len(starts) >= 2:  # the user's words: after `<|im_start|>user\n`, before <|im_end|>
             for position in range(int(starts[-2]) + 3, int(starts[-1]) - 2):
                 row = state(position - batch_start)
                 if row is not None:
-                    words.append(row)
-        mean = np.mean(words, axis=0).astype(np.float32) if words else end
+                    said.append(row)
+        mean = np.mean(said, axis=0).astype(np.float32) if said else end
         return {"end": end, "name": name, "mean": mean}
 
     def _eval(self, tokens: npt.NDArray[np.intc], deadline: float | None) -> None:

@@ -765,16 +765,18 @@ class Decoder:
 
 
 def eval_batch(
-    llm: llama_cpp.Llama, tokens: Sequence[int], rows: Sequence[int]
+    llm: llama_cpp.Llama, tokens: Sequence[int], rows: Sequence[int], *,
+    output_all: bool = False,
 ) -> npt.NDArray[np.float32]:
     """Append `tokens` to the context in one forward pass; the logits at the indices `rows`.
 
     Anything in the KV cache past the context's end (a rejected draft, unused primed
-    tokens) is dropped first.
+    tokens) is dropped first. `output_all` marks every position as an output, as
+    llama.cpp wants when the context computes embeddings (it warns otherwise).
     """
     n_past = llm.n_tokens
     llm._ctx.kv_cache_seq_rm(-1, n_past, -1)
-    llm._batch.set_batch(batch=list(tokens), n_past=n_past, logits_all=False)
+    llm._batch.set_batch(batch=list(tokens), n_past=n_past, logits_all=output_all)
     for index in rows:
         llm._batch.batch.logits[index] = True
     llm._ctx.decode(llm._batch)
