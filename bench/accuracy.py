@@ -206,6 +206,18 @@ def backend_args(pairs: list[str] | None) -> dict[str, Any]:
     return out
 
 
+def model_file(model: str, model_path: str | None) -> str:
+    """The GGUF file to run: `model_path`, else the prepared `model` in the data directory."""
+    path = model_path or str(
+        Path(os.environ.get("JARVIS_DATA_DIR", Path.home() / ".local/share/jarvis"))
+        / "models" / MODEL_FILES[model]
+    )
+    if not Path(path).is_file():
+        raise SystemExit(f"model file {path} is missing: run `jarvis model prepare"
+                         f" --model {model}` or pass --model-path")
+    return path
+
+
 def builtin_commands() -> tuple[Any, list[dict[str, Any]], list[dict[str, Any]]]:
     """The built-in commands as a node registers them: registry, tool schemas, commands."""
     from jarvis.node.registry import discover_commands
@@ -225,13 +237,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     entries = load_corpus(args.only, args.corpus)
     if args.limit:
         entries = entries[: args.limit]
-    model_path = args.model_path or str(
-        Path(os.environ.get("JARVIS_DATA_DIR", Path.home() / ".local/share/jarvis"))
-        / "models" / MODEL_FILES[args.model]
-    )
-    if not Path(model_path).is_file():
-        raise SystemExit(f"model file {model_path} is missing: run `jarvis model prepare"
-                         f" --model {args.model}` or pass --model-path")
+    model_path = model_file(args.model, args.model_path)
     data_dir = tempfile.mkdtemp(prefix="jarvis-accuracy-")
     env = {**os.environ, "JARVIS_FAKE_NOW": REFERENCE, "JARVIS_LOG_LEVEL": "warning",
            "JARVIS_BENCH_BACKEND_ARGS": json.dumps(backend_args(args.backend_arg))}

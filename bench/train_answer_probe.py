@@ -33,11 +33,18 @@ import numpy as np
 import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).parent))
-from accuracy import MODEL_FILES, REFERENCE, TIMEZONE, builtin_commands, load_corpus
+from accuracy import (
+    MODEL_FILES,
+    REFERENCE,
+    TIMEZONE,
+    builtin_commands,
+    load_corpus,
+    model_file,
+)
+from jarvis.center.llm.embedded.answer_probe import FEATURES, PROBES_DIR, probe_document
 
 BENCH = Path(__file__).parent
 TRAINING_CORPORA = [BENCH / "corpus", BENCH / "train", BENCH / "heldout", BENCH / "blind"]
-FEATURES = ("name", "end", "mean")
 
 
 def collect(corpora: list[Path], model_path: str) -> tuple[list[dict[str, Any]], npt.NDArray]:
@@ -127,7 +134,6 @@ def report(rows: list[dict[str, Any]], x: npt.NDArray, lam: float, answer_above:
 
 
 def main() -> None:
-    from jarvis.center.llm.embedded.answer_probe import PROBES_DIR, probe_document
     from jarvis.center.llm.model_store import file_sha256
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -144,11 +150,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="probe file (default: the shipped one)")
     parser.add_argument("--no-write", action="store_true", help="only print the figures")
     args = parser.parse_args()
-    model_path = args.model_path or str(
-        Path(os.environ.get("JARVIS_DATA_DIR", Path.home() / ".local/share/jarvis"))
-        / "models" / MODEL_FILES[args.model])
-    if not Path(model_path).is_file():
-        raise SystemExit(f"model file {model_path} is missing: run `jarvis model prepare`")
+    model_path = model_file(args.model, args.model_path)
     corpora = args.corpus or TRAINING_CORPORA
     if any(c.name in ("fresh", "sealed") for c in corpora):
         raise SystemExit("bench/fresh and bench/sealed only measure: train on other corpora")

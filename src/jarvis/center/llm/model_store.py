@@ -134,17 +134,9 @@ def is_verified(path: Path, sha256: str, size: int | None = None) -> bool:
     Re-hashing 0.5-1 GB on every start would cost seconds on a small machine, so a full
     hash happens only when the file is assembled (or with `verify_file`).
     """
-    sidecar = _sidecar(path)
-    if not path.is_file() or not sidecar.is_file():
+    if not path.is_file() or recorded_sha256(path) != sha256:
         return False
-    try:
-        recorded = sidecar.read_text(encoding="utf-8").split()
-    except OSError:
-        return False
-    if len(recorded) != 2 or recorded[0] != sha256:
-        return False
-    actual_size = path.stat().st_size
-    return str(actual_size) == recorded[1] and (size is None or actual_size == size)
+    return size is None or path.stat().st_size == size
 
 
 def recorded_sha256(path: Path) -> str | None:
