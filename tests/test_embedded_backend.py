@@ -568,13 +568,16 @@ CONVERT_EXAMPLE = ('You are Jarvis. Example: "how many miles is 10 kilometers" -
 
 @pytest.mark.model
 def test_a_unit_said_in_other_words_stays_the_users(backend: EmbeddedBackend) -> None:
-    # The example pulls the 0.5B model to "kilometers" for "kilos"; the user's word wins.
+    # The example pulls the 0.5B model to "kilometers" for "kilos": a copy of the example
+    # is asked again, and the user's word (one kilo or several) wins either way.
     request = LLMRequest(messages=[{"role": "system", "content": CONVERT_EXAMPLE},
                                   {"role": "user", "content": "what is 68 kilos in pounds"}],
                          tools=[CONVERT_UNITS], max_tokens=80, timeout=600.0,
                          allow_direct_answer=False)
     [call] = backend.complete(request).tool_calls
-    assert json.loads(call.arguments) == {"value": 68, "from_unit": "kilos", "to_unit": "pounds"}
+    arguments = json.loads(call.arguments)
+    assert arguments.pop("from_unit") in {"kilos", "kilo"}
+    assert arguments == {"value": 68, "to_unit": "pounds"}
 
 
 @pytest.mark.model
@@ -603,3 +606,93 @@ def test_the_answer_probe_can_be_turned_off_and_must_fit_the_model(tmp_path: Pat
                                   "n_embd": 4, "bias": 0.0, "weights": [0.0] * 12}))
     with pytest.raises(LLMUnavailableError, match="4-wide states"):
         EmbeddedBackend(_model_path(), answer_probe=narrow).load()
+
+
+COPY_EXAMPLES = (
+    'You are Jarvis. Examples: "remind me to take out the trash" -> reminder '
+    '{"text": "take out the trash"}\n"add milk and eggs to my shopping list" -> '
+    'shopping_list {"items": ["milk", "eggs"]}')
+REMINDER = {"type": "function", "function": {
+    "name": "reminder", "description": "Set a reminder.",
+    "parameters": {"type": "object", "properties": {
+        "text": {"type": "string", "description": "What to remind about"}},
+        "required": ["text"]}}}
+SHOPPING = {"type": "function", "function": {
+    "name": "shopping_list", "description": "Add items to the shopping list.",
+    "parameters": {"type": "object", "properties": {
+        "items": {"type": "array", "items": {"type": "string"}}}, "required": ["items"]}}}
+
+
+def _said(text: str, system: str = COPY_EXAMPLES, tools: list[dict[str, Any]] | None = None,
+          **kwargs: Any) -> LLMRequest:
+    options = {"max_tokens": 80, "timeout": 600.0, "allow_direct_answer": False, **kwargs}
+    return LLMRequest(messages=[{"role": "system", "content": system},
+                                {"role": "user", "content": text}],
+                      tools=tools or [REMINDER, SHOPPING], **options)
+
+
+@pytest.mark.model
+def test_a_value_copied_from_a_prompt_example_is_asked_again(backend: EmbeddedBackend) -> None:
+    refused = 0
+    for text in ("we need bread", "add eggs, cheese and orange juice to my shopping list",
+                 "remind me about the car"):
+        reply = backend.complete(_said(text))
+        arguments = json.loads(reply.tool_calls[0].arguments)
+        values = [*arguments.get("items", []), arguments.get("text")]
+        # Whatever the model reached for first, no example value stands in for the user's.
+        assert not {"take out the trash", "milk"} & set(values), (text, arguments)
+        refused += reply.usage.get("copies_refused", 0)
+    assert refused >= 1  # "we need bread" is first written "take out the trash"
+
+
+@pytest.mark.model
+def test_drafting_changes_the_speed_never_the_call(
+    backend: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = ["remind me to pick up the dry cleaning from the place on main street",
+             "add eggs, cheese and orange juice to my shopping list", "we need bread"]
+    drafted = [backend.complete(_said(t)) for t in texts]
+    monkeypatch.setattr(backend, "max_draft", 0)
+    plain = [backend.complete(_said(t)) for t in texts]
+    assert [(r.tool_calls[0].name, r.tool_calls[0].arguments) for r in drafted] == [
+        (r.tool_calls[0].name, r.tool_calls[0].arguments) for r in plain]
+    # The long reminder is copied from what was said, several tokens a pass.
+    assert drafted[0].usage["drafted_tokens"] >= 3
+    assert drafted[0].usage["forward_passes"] < plain[0].usage["forward_passes"]
+
+
+DURATION_TIMER = {"type": "function", "function": {
+    "name": "set_timer", "description": "Start a countdown timer.",
+    "parameters": {"type": "object", "properties": {
+        "duration": {"type": "string", "format": "duration"}}, "required": ["duration"]}}}
+
+
+@pytest.mark.model
+def test_a_length_of_time_said_is_chosen_not_written(backend: EmbeddedBackend) -> None:
+    reply = backend.complete(_said("set a timer for 1 hour and 30 minutes",
+                                   SYSTEM, [DURATION_TIMER]))
+    assert json.loads(reply.tool_calls[0].arguments) == {"duration": "PT1H30M"}
+    assert reply.usage["sampled_tokens"] == 0  # one tool, one length said: nothing to sample
+    reply = backend.complete(_said("timer for 10 minutes, no, 5 minutes", SYSTEM,
+                                   [DURATION_TIMER]))
+    assert json.loads(reply.tool_calls[0].arguments)["duration"] in {"PT10M", "PT5M"}
+
+
+LIGHT = {"type": "function", "function": {
+    "name": "control_device", "description": "Turn a light on or off, or dim it.",
+    "parameters": {"type": "object", "properties": {
+        "entity": {"type": "string"}, "brightness": {"type": "integer"}},
+        "required": ["entity"]}}}
+
+
+@pytest.mark.model
+def test_an_optional_number_nobody_said_is_never_opened(
+    backend: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every optional key pulled open, so only the "never said" rule keeps one shut.
+    monkeypatch.setattr(backend, "optional_key_bias", 50.0)
+    reply = backend.complete(_said("turn on the kitchen light", SYSTEM, [LIGHT]))
+    assert "brightness" not in json.loads(reply.tool_calls[0].arguments)
+    assert "dropped_arguments" not in reply.usage  # never written, so nothing to drop
+    reply = backend.complete(_said("set the kitchen light to 40", SYSTEM, [LIGHT]))
+    assert json.loads(reply.tool_calls[0].arguments)["brightness"] == 40

@@ -5,12 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 
 from jarvis.center.dates import dates_heard, times_heard
-from jarvis.center.llm.embedded.grammar import tool_call_grammar
+from jarvis.center.llm.embedded.grammar import array_bounds, tool_call_grammar
 from jarvis.center.llm.embedded.grounding import (
     completed_values,
+    content_words,
+    durations_said,
     invented_required_arguments,
     is_said,
     items_from_the_other_clause,
+    never_said,
     respelled_required_text,
     unsaid_optional_arguments,
 )
@@ -63,6 +66,47 @@ def test_a_value_is_said_when_a_word_of_it_was_heard() -> None:
     assert is_said("kitchen light", "turn of the kitchen lights")
     assert is_said("Boston", "whats the whether in boston")
     assert not is_said("Tokyo", "what time is it")
+
+
+def test_only_words_that_carry_meaning_tell_a_value_was_said() -> None:
+    # "the" is in both, and says nothing: the reminder text was copied from an example.
+    assert not is_said("take out the trash", "don't let me forget the dentist on thursday")
+    assert content_words("take out the trash") == ["take", "out", "trash"]
+    assert content_words("the one") == ["one"]
+    assert content_words("to the") == ["to", "the"]  # nothing else: every word counts
+    assert is_said("the", "turn the light on")
+
+
+def test_lengths_of_time_said_are_durations() -> None:
+    assert durations_said("set a timer for 3 minutes") == ["PT3M"]
+    assert durations_said("a timer for 1 hour 30 minutes") == ["PT1H30M"]
+    assert durations_said("1 hour and 30 minutes") == ["PT1H30M"]
+    assert durations_said("give me half an hour") == ["PT30M"]  # not also "an hour"
+    assert durations_said("90 seconds") == ["PT1M30S"]
+    assert durations_said("2.5 minutes") == ["PT2M30S"]
+    assert durations_said("ten minuets please") == ["PT10M"]  # misheard unit
+    # Two lengths said apart stay apart; a unit without an amount is no duration.
+    assert durations_said("in 10 minutes and 5 minutes") == ["PT10M", "PT5M"]
+    assert durations_said("a few minutes") == []
+    assert durations_said("what time is it") == []
+
+
+def test_an_optional_key_no_said_value_could_fill_is_known_before_it_is_opened() -> None:
+    number = {"type": "integer"}
+    assert never_said(number, "turn on the lights")
+    assert not never_said(number, "set the lights to 40 percent")
+    unit = {"type": "string", "enum": ["metric", "imperial"],
+            "description": "metric is Celsius, imperial is Fahrenheit"}
+    assert never_said(unit, "is it raining in glasgow")
+    assert not never_said(unit, "how hot is it in celsius")
+    assert not never_said(unit, "how hot is it", ["metric"])  # a declared synonym was said
+    assert not never_said({"type": "string"}, "anything")  # free text: judged once written
+
+
+def test_array_bounds_follow_the_schema() -> None:
+    assert array_bounds({"type": "array"}) == (1, 12)
+    assert array_bounds({"type": "array", "minItems": 0, "maxItems": 3}) == (0, 3)
+    assert array_bounds({"type": "array", "maxItems": 0}) == (1, 12)
 
 
 def test_unsaid_optional_free_text_is_found_but_enums_and_said_items_are_kept() -> None:
@@ -207,6 +251,8 @@ def test_a_duration_needs_a_unit_of_time_said() -> None:
     assert invented_required_arguments(
         {"duration": "PT5M"}, TIMER, "lights in the house") == ["duration"]
     assert invented_required_arguments({"duration": "PT30M"}, TIMER, "give me half an hour") == []
+    assert invented_required_arguments(
+        {"duration": "PT1H"}, TIMER, "give me half an hour") == ["duration"]
     assert invented_required_arguments({"duration": "PT90M"}, TIMER, "a 90 minute timer") == []
     # The amount must be one said: "a second" is no 5-minute timer.
     assert invented_required_arguments(
@@ -257,4 +303,28 @@ def test_values_cut_short_of_what_was_said_are_completed() -> None:
     assert completed_values(unsigned, CONVERT, "-40 celsius or 40 celsius in fahrenheit") == {}
     full = {"value": 5, "from_unit": "miles per hour", "to_unit": "km/h"}
     assert completed_values(full, CONVERT, "5 miles per hour in km/h") == {}
+
+
+DEVICE = {"type": "function", "function": {"name": "control_device", "parameters": {
+    "type": "object",
+    "properties": {"entity": {"type": "string"}, "topic": {"type": "string"},
+                   "items": {"type": "array", "items": {"type": "string"}}},
+    "required": ["entity"]}}}
+
+
+def test_a_name_said_with_words_that_describe_it_keeps_them() -> None:
+    assert completed_values({"entity": "light"}, DEVICE, "can you turn the landing light off"
+                            ) == {"entity": "landing light"}
+    assert completed_values({"entity": "x", "items": ["apples", "milk"]}, DEVICE,
+                            "add the red apples and milk") == {"items": ["red apples", "milk"]}
+    # Right after its determiner, already whole, or no name: left alone.
+    assert completed_values({"entity": "light"}, DEVICE, "turn on the light") == {}
+    assert completed_values({"entity": "living room light"}, DEVICE,
+                            "turn on the living room lights") == {}
+    assert completed_values({"entity": "x", "topic": "dogs"}, DEVICE,
+                            "tell me a joke about dogs") == {}
+    assert completed_values({"entity": "down"}, DEVICE, "turn the music down a bit") == {}
+    # Another clause is not a description.
+    assert completed_values({"entity": "x", "items": ["stick it on my tasks"]}, DEVICE,
+                            "renew the car insurance, stick it on my tasks") == {}
 

@@ -42,8 +42,13 @@ def _word_matches(heard: str, keyword: str) -> bool:
     return fuzz.ratio(heard, keyword, score_cutoff=_FUZZY_MIN_RATIO) >= _FUZZY_MIN_RATIO
 
 
+# Said between the two words of a phrasal verb: "tick that off" is "tick off".
+_OBJECT_PRONOUNS = frozenset({"it", "that", "this", "them", "those", "these"})
+
+
 def keyword_heard(heard: list[str], keyword: str) -> bool:
-    """Whether the words `heard` contain `keyword` (one word or a phrase of several)."""
+    """Whether the words `heard` contain `keyword` (one word or a phrase of several; an
+    object pronoun may split a two-word phrase: "turn it off" says "turn off")."""
     wanted = words(keyword)
     if not wanted:
         return False
@@ -54,6 +59,10 @@ def keyword_heard(heard: list[str], keyword: str) -> bool:
         window = heard[start : start + span]
         # In a phrase only the last word may carry an ending ("turned off" is not one).
         if window[:-1] == wanted[:-1] and _word_matches(window[-1], wanted[-1]):
+            return True
+        split = heard[start : start + 3]
+        if span == 2 and len(split) == 3 and split[1] in _OBJECT_PRONOUNS and (
+                split[0] == wanted[0] and _word_matches(split[2], wanted[1])):
             return True
     return False
 

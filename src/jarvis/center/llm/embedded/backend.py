@@ -45,8 +45,12 @@ from jarvis.center.llm.embedded.grammar import (
 )
 from jarvis.center.llm.embedded.grounding import (
     completed_values,
+    content_words,
+    durations_said,
     invented_required_arguments,
+    is_said,
     items_from_the_other_clause,
+    never_said,
     respelled_required_text,
     unsaid_optional_arguments,
 )
@@ -112,6 +116,8 @@ def with_no_tool(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 _SAY_LABEL = re.compile(r"^\s*say:\s*", re.IGNORECASE)
+# A string the prompt quotes: an example's request or one of its values.
+_QUOTED = re.compile(r'"([^"\\]{3,})"')
 
 
 def _names_a_tool(text: str, tools: list[dict[str, Any]]) -> bool:
@@ -294,6 +300,7 @@ class EmbeddedBackend:
         max_reroutes: int = 2,
         leader_keywords: float = 2.0,
         choice_bias: float = 8.0,
+        unsaid_key_bias: float = -100.0,
         answer_probe: str | Path | None = "auto",
         probe_answer_above: float = 1.0,
         probe_call_below: float = -2.0,
@@ -310,6 +317,7 @@ class EmbeddedBackend:
         self.max_reroutes = max(0, max_reroutes)
         self.leader_keywords = leader_keywords
         self.choice_bias = choice_bias
+        self.unsaid_key_bias = unsaid_key_bias
         self.drop_unsaid = drop_unsaid
         self.undated_key_bias = undated_key_bias
         self.dated_key_bias = dated_key_bias
@@ -581,7 +589,7 @@ class EmbeddedBackend:
         verdict = self._probe_verdict(request, probe_score)
         prompt_ms = (time.perf_counter() - started) * 1000
 
-        decoder = self._decoder(request, full, deadline, opening, info)
+        decoder = self._decoder(request, full, prefix, deadline, opening, info)
         self._first_gap = None
         self._dropped = []
         self._respelled = []
@@ -719,7 +727,7 @@ class EmbeddedBackend:
         decoder, and the passes the given-up one spent."""
         spent = decoder.stats.evals
         self._restore(full, prefix, deadline=deadline)
-        return self._decoder(request, full, deadline), spent
+        return self._decoder(request, full, prefix, deadline), spent
 
     def _invented(
         self, call: LLMToolCall, tools: list[dict[str, Any]], request: LLMRequest
@@ -821,6 +829,7 @@ class EmbeddedBackend:
         self,
         request: LLMRequest,
         full: npt.NDArray[np.intc],
+        prefix: npt.NDArray[np.intc],
         deadline: float,
         opening: list[int] | None = None,
         info: dict[str, Any] | None = None,
@@ -835,6 +844,7 @@ class EmbeddedBackend:
             rng=self._rng,
             piece=self._piece,
             prompt=full,
+            draft_start=len(prefix),
             max_draft=self.max_draft,
             is_special=self._is_special,
             is_end=self._is_end,
@@ -843,9 +853,15 @@ class EmbeddedBackend:
             dated_key_bias=self.dated_key_bias,
             date_hints=request.date_hints if self.use_date_hints else (),
             time_hints=request.time_hints if self.use_date_hints else None,
+            duration_hints=durations_said(_utterance(request) or "") if self.use_date_hints
+            else (),
             choice_hints=request.choice_hints,
             choice_bias=self.choice_bias,
             quote_tails=self._tails,
+            never_said=self._never_said(request),
+            unsaid_key_bias=self.unsaid_key_bias,
+            copied=self._copied(request),
+            said_in_full=self._said_in_full(request),
         )
         if opening and info and "prompt_logits" in info:
             decoder.set_prompt_logits(info.pop("prompt_logits"))
@@ -853,6 +869,33 @@ class EmbeddedBackend:
         else:
             decoder.set_prompt_logits(read_last_logits(self._llm))
         return decoder
+
+    def _never_said(
+        self, request: LLMRequest
+    ) -> Callable[[dict[str, Any], Sequence[str]], bool] | None:
+        """For the decoder: whether an optional key's value could not be one the user said
+        (only where such values are dropped: `drop_unsaid`, a reply to an utterance)."""
+        utterance = _utterance(request)
+        if not self.drop_unsaid or utterance is None:
+            return None
+        return lambda schema, heard: never_said(schema, utterance, heard)
+
+    def _copied(self, request: LLMRequest) -> Callable[[str], bool] | None:
+        """For the decoder: whether a free-text value is one the system prompt quotes (an
+        example's "take out the trash") and shares no meaningful word with what was said."""
+        if not self.drop_unsaid or _utterance(request) is None:
+            return None
+        system = next((m.get("content") for m in request.messages
+                       if m.get("role") == "system" and isinstance(m.get("content"), str)), "")
+        quoted = {q.lower() for q in _QUOTED.findall(str(system))}
+        said = _said_text(request)
+        return lambda value: value.lower() in quoted and not is_said(value, said)
+
+    def _said_in_full(self, request: LLMRequest) -> Callable[[str], bool] | None:
+        """For the decoder: whether a value has words and every meaningful one was said."""
+        said = _said_text(request)
+        return lambda value: bool(words(value)) and all(
+            is_said(word, said) for word in content_words(value))
 
     def _reply(
         self,
@@ -885,6 +928,7 @@ class EmbeddedBackend:
             "total_ms": round(total_ms, 1),
             "finish_reason": finish,
             "model": self.model_path.name,
+            **stats.extra,
         }
         return LLMReply(content=content, tool_calls=calls, usage=usage)
 
@@ -929,6 +973,9 @@ class EmbeddedBackend:
                 tool = next(t for t in tools if tool_name(t) == name)
                 dropped = unsaid_optional_arguments(parsed["arguments"], tool, utterance,
                                                     decoder.choice_hints.get(name))
+                # Copied from the prompt, then guessed again (see Decoder.sample_text).
+                dropped += [k for k in dict.fromkeys(decoder.unsaid_keys)
+                            if k in parsed["arguments"] and k not in dropped]
                 for key in dropped:
                     del parsed["arguments"][key]
                 self._dropped.extend(dropped)

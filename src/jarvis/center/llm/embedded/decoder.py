@@ -35,6 +35,7 @@ import numpy.typing as npt
 from jarvis.center.llm.base import LLMBadResponseError, LLMTimeoutError
 from jarvis.center.llm.embedded.grammar import (
     arguments_schema,
+    array_bounds,
     is_structured_object,
     json_literal,
     name_option,
@@ -45,7 +46,10 @@ from jarvis.center.llm.embedded.grammar import (
 
 _TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
 _TOP_K = 64  # candidates checked against the grammar before filtering the whole vocabulary
-_DRAFT_NGRAMS = (4, 3, 2)  # suffix lengths looked up in the prompt, longest first
+# Suffix lengths looked up in what was said, longest first. A value's first token rarely
+# matches the utterance's own ("pick" after a quote, " pick" in the sentence), so one
+# token is enough of a match in the few tokens after the system prompt.
+_DRAFT_NGRAMS = (4, 3, 2, 1)
 
 
 class DecodeError(LLMBadResponseError):
@@ -165,6 +169,10 @@ def _is_time(schema: dict[str, Any]) -> bool:
     return schema.get("type") == "string" and schema.get("format") == "time"
 
 
+def _is_duration(schema: dict[str, Any]) -> bool:
+    return schema.get("type") == "string" and schema.get("format") == "duration"
+
+
 def _known_literals(schema: dict[str, Any]) -> list[bytes] | None:
     """Every value a const, enum or boolean schema allows, as JSON text; else None."""
     if "const" in schema:
@@ -174,6 +182,13 @@ def _known_literals(schema: dict[str, Any]) -> list[bytes] | None:
     if schema.get("type") == "boolean":
         return [b"true", b"false"]
     return None
+
+
+def _walkable_array(schema: dict[str, Any]) -> bool:
+    """An array of one typed item schema that must hold an item: walked item by item."""
+    items = schema.get("items")
+    return (schema.get("type") == "array" and isinstance(items, dict) and bool(items)
+            and array_bounds(schema)[0] == 1)
 
 
 def _as_kind(value: str, kind: str) -> str:
@@ -217,6 +232,7 @@ class Decoder:
         rng: np.random.Generator | None = None,
         piece: Callable[[int], bytes],
         prompt: npt.NDArray[np.intc] | None = None,
+        draft_start: int = 0,
         max_draft: int = 10,
         is_special: Callable[[int], bool] = lambda token: False,
         is_end: Callable[[int], bool] = lambda token: False,
@@ -225,9 +241,14 @@ class Decoder:
         dated_key_bias: float = 0.0,
         date_hints: Sequence[Sequence[str]] = (),
         time_hints: Sequence[str] | None = None,
+        duration_hints: Sequence[str] = (),
         choice_hints: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
         choice_bias: float = 0.0,
         quote_tails: tuple[frozenset[int], Sequence[int]] = (frozenset(), ()),
+        never_said: Callable[[dict[str, Any], Sequence[str]], bool] | None = None,
+        unsaid_key_bias: float = 0.0,
+        copied: Callable[[str], bool] | None = None,
+        said_in_full: Callable[[str], bool] | None = None,
     ) -> None:
         self.optional_key_bias = optional_key_bias
         self.undated_key_bias = undated_key_bias
@@ -235,9 +256,19 @@ class Decoder:
         self.date_hints = [list(vs) for vs in date_hints if vs]
         self.choice_hints = choice_hints or {}  # tool -> parameter -> enum values said
         self.choice_bias = choice_bias
+        # (schema, enum values heard) -> whether no value of that optional key could be
+        # one the user said; opening such a key gets `unsaid_key_bias`.
+        self.never_said = never_said
+        self.unsaid_key_bias = unsaid_key_bias
+        # Whether a free string was copied from the prompt rather than said: see sample_text.
+        self.copied = copied
+        self.said_in_full = said_in_full
+        self.unsaid_keys: list[str] = []  # optional keys of the last call to leave out
+        self._call_start = 0  # where the current call's tokens start in `generated`
         self.quote_tails = quote_tails  # tokens with text after a quote (see walk_value)
         # None: not known (no hints given at all), so a time argument is left to the model.
         self.time_hints = None if time_hints is None else list(time_hints)
+        self.duration_hints = list(duration_hints)  # ISO-8601, the lengths of time said
         self.llm = llm
         self.vocab = vocab
         self.deadline = deadline
@@ -246,6 +277,10 @@ class Decoder:
         self.rng = rng or np.random.default_rng()
         self.piece = piece
         self.prompt = prompt if prompt is not None else np.zeros(0, dtype=np.intc)
+        # Drafts come from the prompt after this position: what was said, not the system
+        # prompt, whose examples are values the model must not copy (measured: a draft
+        # from an example is nearly always refused, and costs its tokens all the same).
+        self.draft_start = draft_start
         self.max_draft = max_draft if temperature <= 0 else 0  # drafts need greedy decoding
         self.is_special = is_special
         self.is_end = is_end
@@ -450,7 +485,12 @@ class Decoder:
         `walk_value`).
         """
         self.literal(opening)
-        value = opening
+        return self._sample_rest(opening, cap, banned, closers)
+
+    def _sample_rest(
+        self, value: bytes, cap: int | None, banned: Sequence[int], closers: frozenset[int]
+    ) -> bytes:
+        """The rest of a value whose opening text `value` is committed (see sample_value)."""
         if self.overflow:
             value += self.overflow
             self.overflow = b""
@@ -471,6 +511,57 @@ class Decoder:
                 value += self.piece(token)
         self.overflow = value[end:]
         return value[:end]
+
+    def sample_text(
+        self, banned: Sequence[int], closers: frozenset[int], optional: str | None = None
+    ) -> None:
+        """A free string; asked once more, without its first token, when `copied` says the
+        model copied it from the prompt instead of taking it from what was said ("take
+        out the trash", a prompt example, for "don't let me forget the dentist").
+
+        The second answer of an `optional` key must be said in full (`said_in_full`), or
+        the key goes to `unsaid_keys`: the command's default beats a second guess.
+        """
+        self.literal(b'"')
+        self.flush()
+        self.logits()  # what leads to the value is read: the point to come back to
+        mark = (len(self.generated), self.llm.n_tokens, self._logits)
+        text = self._sample_rest(b'"', MAX_STRING_BYTES, banned, closers)
+        if self.copied is None or not self.copied(json.loads(text)):
+            return
+        openings = self._openings(json.loads(text), self.generated[mark[0]])
+        self._back_to(*mark)
+        self.stats.extra["copies_refused"] = self.stats.extra.get("copies_refused", 0) + 1
+        text = self._sample_rest(b'"', MAX_STRING_BYTES, [*banned, *openings], closers)
+        said = self.said_in_full is None or self.said_in_full(json.loads(text))
+        if optional is not None and not said:
+            self.unsaid_keys.append(optional)
+
+    def _openings(self, value: str, first: int) -> set[int]:
+        """The tokens that could start `value` again: its first sampled token and the first
+        token of each beginning of its first word ("t", "ta", "take"; "T", "Take")."""
+        head = value.split(" ", 1)[0]
+        found = {first}
+        for text in {head, head.capitalize(), head.lower()}:
+            for end in range(1, len(text) + 1):
+                tokens = self.tokenize(text[:end].encode())
+                if tokens:
+                    found.add(tokens[0])
+        return found
+
+    def _back_to(
+        self, generated: int, n_tokens: int, logits: npt.NDArray[np.float32] | None
+    ) -> None:
+        """Forget everything committed after `generated` tokens: the context, what is
+        queued, and the grammar's state (replayed from the start of the call)."""
+        del self.generated[generated:]
+        self.llm.n_tokens = n_tokens  # the next evaluation drops the rest of the KV cache
+        self._logits = logits
+        self.pending, self.buffer, self.overflow = [], b"", b""
+        if self.grammar is not None:
+            self.grammar.reset()
+            for token in self.generated[self._call_start :]:
+                self.grammar.accept(token)
 
     def sample_token(self, banned: Sequence[int] = ()) -> int:
         """The best token the grammar (if any) allows, greedy or with temperature."""
@@ -500,7 +591,8 @@ class Decoder:
             return None
         self._commit([token], forced=False)
         text = self.piece(token)
-        draft = [] if done is not None and done(text) else self._draft()
+        draft = [] if done is not None and done(text) else self._draft(
+            text, done, banned, closers)
         if not draft:
             return [token]
         run = [token]
@@ -533,24 +625,54 @@ class Decoder:
             run.append(nxt)
         return run
 
-    def _draft(self) -> list[int]:
-        """Tokens that followed the latest occurrence of the current suffix in the prompt."""
-        if self.max_draft <= 0 or len(self.prompt) < 2:
+    def _draft(
+        self,
+        text: bytes = b"",
+        done: Callable[[bytes], bool] | None = None,
+        banned: Sequence[int] = (),
+        closers: frozenset[int] = frozenset(),
+    ) -> list[int]:
+        """Tokens that followed the latest occurrence of the current suffix in what was
+        said, up to the end of the value being sampled.
+
+        `text`: the run's text so far; the draft stops before a token that would end the
+        value (`done`), close it (`closers`) or is `banned`: those are the walker's to
+        decide, so checking them would only cost their evaluation.
+        """
+        source = self.prompt[self.draft_start :]
+        if self.max_draft <= 0 or len(source) < 2:
             return []
         history = self.generated[-max(_DRAFT_NGRAMS) :]
-        prompt = self.prompt
         for n in _DRAFT_NGRAMS:
             if len(history) < n:
                 continue
-            suffix = np.array(history[-n:], dtype=prompt.dtype)
-            windows = np.lib.stride_tricks.sliding_window_view(prompt[:-1], n)
+            suffix = np.array(history[-n:], dtype=source.dtype)
+            windows = np.lib.stride_tricks.sliding_window_view(source[:-1], n)
             hits = np.nonzero((windows == suffix).all(axis=1))[0]
             if len(hits):
                 start = int(hits[-1]) + n
-                draft = prompt[start : start + self.max_draft].tolist()
-                special = [i for i, t in enumerate(draft) if self.is_special(t)]
-                return draft[: special[0]] if special else draft
+                return self._value_part(source[start : start + self.max_draft].tolist(),
+                                        text, done, banned, closers)
         return []
+
+    def _value_part(
+        self,
+        draft: list[int],
+        text: bytes,
+        done: Callable[[bytes], bool] | None,
+        banned: Sequence[int],
+        closers: frozenset[int],
+    ) -> list[int]:
+        """The leading tokens of `draft` that stay inside the value (see `_draft`)."""
+        kept: list[int] = []
+        for token in draft:
+            if self.is_special(token) or token in closers or token in banned:
+                break
+            text += self.piece(token)
+            if done is not None and done(text):
+                break
+            kept.append(token)
+        return kept
 
     def _eval_all(self, tokens: list[int]) -> npt.NDArray[np.float32]:
         """Run `tokens` as one batch, returning the logits of every position."""
@@ -593,16 +715,19 @@ class Decoder:
         return int(self.rng.choice(ids, p=probs))
 
     # --- structures ------------------------------------------------------------------------
-    def date_literals(self, schema: dict[str, Any]) -> list[bytes] | None:
-        """The values a date argument may take: those of the dates the user named.
+    def heard_literals(self, schema: dict[str, Any]) -> list[bytes] | None:
+        """The values a date, time or duration argument may take: those the user named.
 
         For a date or date-time, each value heard; for an array of them, each phrase's
         list ("this weekend": both days) and, when several phrases were said, all of
         them together (single days only when no list fits `maxItems`); for a time of
-        day, the clock time said. None when nothing was heard or the schema is not a date.
+        day, the clock time said; for a duration, each length of time said. None when
+        nothing was heard or the schema is none of those.
         """
         if self.time_hints and _is_time(schema):
             return [json_literal(v).encode() for v in self.time_hints]
+        if self.duration_hints and _is_duration(schema):
+            return [json_literal(v).encode() for v in self.duration_hints]
         if not self.date_hints:
             return None
         kind = date_kind(schema)
@@ -622,12 +747,15 @@ class Decoder:
         options = dict.fromkeys(json.dumps(list(dict.fromkeys(vs))) for vs in fits)
         return [o.encode() for o in options] or None
 
-    def walk_value(self, schema: dict[str, Any], heard: Sequence[str] = ()) -> None:
+    def walk_value(
+        self, schema: dict[str, Any], heard: Sequence[str] = (), *, optional: str | None = None
+    ) -> None:
         """One value: a choice when its literals are known, else sampled under the grammar.
 
         `heard`: enum values whose synonyms the user said; `choice_bias` favours them.
+        `optional`: the key, when the value is an optional key's (see `sample_text`).
         """
-        literals = self.date_literals(schema)
+        literals = self.heard_literals(schema)
         if literals is None:
             literals = _known_literals(schema)
         if literals is not None and _prefix_free(literals):
@@ -640,6 +768,8 @@ class Decoder:
             self.choose(literals, bias if bias and any(bias) else None)
         elif is_structured_object(schema):
             self.walk_object(schema)
+        elif _walkable_array(schema):
+            self.walk_array(schema, heard, optional)
         elif schema.get("type") == "string" and not schema.get("anyOf") and not schema.get("oneOf"):
             plain = not schema.get("format") and not schema.get("pattern")
             # A token such as `", "` would decide the next key inside the sampled value, past
@@ -648,10 +778,28 @@ class Decoder:
             # they tokenize as the model would write them. A token with text before its
             # quote and more after it (`trash",`) is never taken.
             closers, inner = self.quote_tails
-            self.sample_value(b'"', cap=MAX_STRING_BYTES if plain else None, banned=inner,
-                              closers=closers)
+            if plain and self.copied is not None:
+                self.sample_text(inner, closers, optional)
+            else:
+                self.sample_value(b'"', cap=MAX_STRING_BYTES if plain else None, banned=inner,
+                                  closers=closers)
         else:
             self.sample_value()
+
+    def walk_array(
+        self, schema: dict[str, Any], heard: Sequence[str] = (), optional: str | None = None
+    ) -> None:
+        """Item by item: "another item or the end" is a choice, so its text (`", "`) is
+        read with the next item's first token instead of being sampled a token a pass."""
+        _, max_items = array_bounds(schema)
+        self.literal(b"[")
+        for count in range(1, max_items + 1):
+            self.walk_value(schema["items"], heard, optional=optional)
+            if count == max_items:
+                self.literal(b"]")
+            elif self.choose([b", ", b"]"]) == 0:
+                continue
+            return
 
     def walk_object(
         self, schema: dict[str, Any], heard: Mapping[str, Sequence[str]] | None = None
@@ -677,28 +825,34 @@ class Decoder:
                 targets.append(None)
             bias = None
             if len(options) > 1 and (
-                    self.optional_key_bias or self.undated_key_bias or self.dated_key_bias):
+                    self.optional_key_bias or self.undated_key_bias or self.dated_key_bias
+                    or (self.never_said and self.unsaid_key_bias)):
                 # Every option but a required key or the close opens an optional key. A
                 # date the user said pulls towards its key and the keys before it: closing
                 # or jumping past it would lose the date, the keys before it would not.
                 pull = self._heard_key(props, i)
-                bias = [(0.0 if t is None or props[t][2] else self._key_bias(props[t][1]))
+                bias = [(0.0 if t is None or props[t][2] else self._key_bias(
+                            props[t][1], (heard or {}).get(props[t][0], ())))
                         + (self.dated_key_bias if pull is not None and t is not None
                            and t <= pull else 0.0)
                         for t in targets]
             target = targets[self.choose(options, bias)]
             if target is None:
                 return
-            self.walk_value(props[target][1], (heard or {}).get(props[target][0], ()))
+            self.walk_value(props[target][1], (heard or {}).get(props[target][0], ()),
+                            optional=None if props[target][2] else props[target][0])
             i, first = target + 1, False
 
-    def _key_bias(self, schema: dict[str, Any]) -> float:
-        """The prior for opening an optional key: more against a date or time not said."""
+    def _key_bias(self, schema: dict[str, Any], heard: Sequence[str] = ()) -> float:
+        """The prior for opening an optional key: more against a date or time not said,
+        and against a value that could not be one the user said."""
         bias = self.optional_key_bias
         unsaid_date = is_date_schema(schema) and not self.date_hints
         unsaid_time = _is_time(schema) and self.time_hints is not None and not self.time_hints
         if unsaid_date or unsaid_time:
             bias += self.undated_key_bias
+        if self.never_said is not None and self.never_said(schema, heard):
+            bias += self.unsaid_key_bias
         return bias
 
     def _heard_key(self, props: list[tuple[str, dict[str, Any], bool]], start: int) -> int | None:
@@ -728,7 +882,8 @@ class Decoder:
         self.flush()
         self.grammar = grammar
         grammar.reset()
-        mark = len(self.generated)
+        mark = self._call_start = len(self.generated)
+        self.unsaid_keys = []
         self.literal(name_prefix().encode())
         options = [name_option(tool_name(t)).encode() for t in tools]
         chosen = self.choose(options, name_bias)

@@ -73,6 +73,18 @@ _TYPE_RULES = {
 }
 
 
+def array_bounds(schema: dict[str, Any]) -> tuple[int, int]:
+    """(1 or 0, most items) of an array schema, as the grammar allows them."""
+    # An empty list means the same as leaving the key out, and a small model offered "[]"
+    # takes it when unsure; only an explicit minItems 0 allows it.
+    min_items = schema.get("minItems", 1)
+    # Bounded: a small model unsure when to stop repeats a date until max_tokens.
+    max_items = schema.get("maxItems", MAX_ARRAY_ITEMS)
+    if not isinstance(max_items, int) or max_items < 1:
+        max_items = MAX_ARRAY_ITEMS
+    return (1 if not isinstance(min_items, int) or min_items >= 1 else 0), max_items
+
+
 def gbnf_literal(text: str) -> str:
     """A GBNF string literal for `text` (escapes quotes, backslashes and control chars)."""
     out = []
@@ -166,18 +178,10 @@ class GrammarBuilder:
             if not isinstance(items, dict) or not items:
                 return "j-array"
             item = self.value(items, hint + "-item")
-            # An empty list means the same as leaving the key out, and a small model offered
-            # "[]" takes it when unsure; only an explicit minItems 0 allows it.
-            min_items = schema.get("minItems", 1)
-            # Bounded: a small model unsure when to stop repeats a date until max_tokens.
-            max_items = schema.get("maxItems", MAX_ARRAY_ITEMS)
-            if not isinstance(max_items, int) or max_items < 1:
-                max_items = MAX_ARRAY_ITEMS
+            min_items, max_items = array_bounds(schema)
             more = f'(", " {item}){{0,{max_items - 1}}}' if max_items > 1 else ""
-            if isinstance(min_items, int) and min_items >= 1:
-                body = f'"[" {item} {more} "]"'
-            else:
-                body = f'"[" ({item} {more})? "]"'
+            optional = "" if min_items else "?"
+            body = f'"[" ({item} {more}){optional} "]"'
             return self.rule(hint + "-array", body)
         if kind == "object":
             if is_structured_object(schema):

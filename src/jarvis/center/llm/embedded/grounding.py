@@ -28,9 +28,24 @@ def _said(word: str, heard: list[str]) -> bool:
     return any(word == h or fuzz.ratio(word, h, score_cutoff=_SIMILAR) for h in heard)
 
 
+# Words any sentence has: sharing one of them says nothing about where a value came from
+# ("take out the trash" was not said in "don't let me forget the dentist").
+_FUNCTION_WORDS = frozenset({
+    "a", "an", "the", "my", "our", "your", "his", "her", "their", "its", "this", "that",
+    "these", "those", "some", "any", "it", "them", "me", "i", "you", "we", "he", "she",
+    "they", "to", "of", "in", "on", "at", "for", "from", "with", "by", "and", "or", "but",
+    "is", "are", "be"})
+
+
+def content_words(text: str) -> list[str]:
+    """The words of `text` that carry its meaning (all of them when none does)."""
+    found = words(text)
+    return [w for w in found if w not in _FUNCTION_WORDS] or found
+
+
 def is_said(value: str, utterance: str) -> bool:
-    """Whether any word of `value` (or a close one) is in `utterance`."""
-    value_words = words(value)
+    """Whether any meaningful word of `value` (or a close one) is in `utterance`."""
+    value_words = content_words(value)
     if not value_words:
         return True  # nothing to check ("" or punctuation): not an invention
     heard = words(utterance)
@@ -102,6 +117,20 @@ def unsaid_optional_arguments(
     return unsaid
 
 
+def never_said(schema: dict[str, Any], utterance: str, heard: Sequence[str] = ()) -> bool:
+    """Whether no value of an optional argument of this schema could count as said: a
+    number when the utterance holds none, an enum none of whose values (nor of their
+    declared synonyms, `heard`) was named. Whatever the model wrote there,
+    `unsaid_optional_arguments` would drop it; the decoder does not open such a key."""
+    if heard:
+        return False
+    if schema.get("type") in ("integer", "number") and not schema.get("enum"):
+        return not numbers_said(utterance)
+    if schema.get("type") == "string" and isinstance(schema.get("enum"), list):
+        return not any(_choice_said(str(v), schema, utterance) for v in schema["enum"])
+    return False
+
+
 def _choice_said(value: str, schema: dict[str, Any], utterance: str) -> bool:
     """Whether an optional enum value was asked for: a word of it, or of the part of its
     description the prompt shows ("metric is Celsius, imperial is Fahrenheit"), was said.
@@ -157,12 +186,15 @@ def completed_values(arguments: dict[str, Any], tool: dict[str, Any], utterance:
                      ) -> dict[str, Any]:
     """Values the model cut short of what was said: key -> the value said in full.
 
-    A 0.5B model writes `"from_unit": "kilometers"` for "100 kilometers per hour" and 40
-    for "-40 celsius": a free-text value said as the start of "X per Y" is "X per Y",
-    and a number said only with a minus sign is negative.
+    A 0.5B model writes `"from_unit": "kilometers"` for "100 kilometers per hour", 40
+    for "-40 celsius" and `"entity": "light"` for "turn the landing light off": a
+    free-text value said as the start of "X per Y" is "X per Y", a number said only with
+    a minus sign is negative, and a value said after a determiner and a word or two that
+    describe it takes them ("landing light"; items of a list too: "the red apples").
     """
     props = arguments_schema(tool).get("properties") or {}
     heard = words(utterance)
+    clauses = [words(c) for c in _CLAUSE_BREAK.split(utterance)]
     numbers = _NUMBER.findall(utterance)
     signed = {float(n) for n in numbers if n.startswith("-")}
     unsigned = {float(n) for n in numbers if not n.startswith("-")}
@@ -175,10 +207,68 @@ def completed_values(arguments: dict[str, Any], tool: dict[str, Any], utterance:
             if -float(value) in signed and float(value) not in unsigned:
                 fixed[key] = -value
         elif _free_text(sub) and isinstance(value, str):
-            longer = _per_phrase(words(value), heard)
-            if longer:
-                fixed[key] = f"{value} {longer}"
+            full = _completed(value, heard, clauses)
+            if full != value:
+                fixed[key] = full
+        elif (sub.get("type") == "array" and _free_text(sub.get("items") or {})
+              and isinstance(value, list)):
+            items = [_completed(v, heard, clauses) if isinstance(v, str) else v
+                     for v in value]
+            if items != value:
+                fixed[key] = items
     return fixed
+
+
+def _completed(value: str, heard: list[str], clauses: list[list[str]]) -> str:
+    """`value` with what the model left off around it (see `completed_values`)."""
+    longer = _per_phrase(words(value), heard)
+    if longer:
+        return f"{value} {longer}"
+    for clause in clauses:
+        described = _description_before(words(value), clause)
+        if described:
+            return f"{' '.join(described)} {value}"
+    return value
+
+
+# Words that open a noun phrase: what follows up to the noun describes it.
+_DETERMINERS = frozenset({"the", "my", "our", "your", "a", "an", "this", "that", "his",
+                          "her", "their"})
+# Never part of a thing's name: "a joke about dogs" does not name "about dogs".
+_PARTICLES = frozenset({
+    "about", "above", "after", "around", "before", "below", "by", "down", "during", "for",
+    "from", "in", "into", "near", "of", "off", "on", "onto", "out", "over", "through", "to",
+    "under", "up", "with", "without"})
+
+
+def _describes(word: str, value: list[str]) -> bool:
+    """Whether `word` may be part of a name: no function word, particle or number."""
+    return (word not in _FUNCTION_WORDS and word not in _PARTICLES and not word[0].isdigit()
+            and word not in value)
+
+
+def _description_before(value: list[str], heard: list[str]) -> list[str]:
+    """The one or two words said between a determiner and `value` ("the landing light"
+    -> ["landing"] for "light"); none when the value follows its determiner or is no
+    name ("down", "stick it on my tasks")."""
+    span = len(value)
+    if not value or not all(_describes(w, []) for w in value):
+        return []
+    for start in range(1, len(heard) - span + 1):
+        window = heard[start : start + span]
+        if window[:-1] != value[:-1] or not _same_noun(window[-1], value[-1]):
+            continue
+        for gap in (1, 2):
+            opening = start - gap - 1
+            between = heard[opening + 1 : start]
+            if opening >= 0 and heard[opening] in _DETERMINERS and all(
+                    _describes(w, value) for w in between):
+                return between
+    return []
+
+
+def _same_noun(heard: str, word: str) -> bool:
+    return heard in (word, word + "s", word + "es")
 
 
 def items_from_the_other_clause(
@@ -211,6 +301,9 @@ def items_from_the_other_clause(
         fixed[key] = items + [t for t in dict.fromkeys(things) if t not in items]
     return fixed
 
+
+# Where one clause of an utterance ends and the next begins.
+_CLAUSE_BREAK = re.compile(r"[,;.!?]")
 
 # Words that join an item to the list it goes on ("... on my todo list").
 _LINKS = {"on", "onto", "to", "off", "from", "in", "into", "my", "our", "the", "your"}
@@ -325,42 +418,73 @@ def _unit_seconds(word: str) -> int | None:
     return None
 
 
-def _amounts_said(heard: list[str]) -> list[float]:
-    """Lengths of time said, in seconds, in order: "1 hour 30 minutes" -> [3600, 1800]."""
-    amounts = []
-    for index, word in enumerate(heard):
-        number = _NUMBER_WORDS.get(word, _PARTS.get(word))
-        if number is None:
-            try:
-                number = float(word)
-            except ValueError:
-                continue
+# Words and numbers as a length of time is said ("2.5 minutes" keeps its decimals).
+_DURATION_WORD = re.compile(r"\d+(?:\.\d+)?|[a-z]+")
+
+
+def _runs_said(said: str) -> list[list[float]]:
+    """Lengths of time said, in seconds, grouped into runs of amounts said one after the
+    other, each in a smaller unit: "1 hour 30 minutes, then 5 seconds" -> [[3600, 1800],
+    [5]]."""
+    heard = _DURATION_WORD.findall(said.lower())
+    runs: list[list[float]] = []
+    index, last_end, last_unit = 0, -1, 0
+    while index < len(heard):
+        number = _NUMBER_WORDS.get(heard[index], _PARTS.get(heard[index]))
+        if number is None and heard[index][0].isdigit():
+            number = float(heard[index])
         # "5 minutes", "5 more minutes", "half an hour" (but "a few minutes" is no amount).
-        after = heard[index + 1 : index + 3]
-        if after and after[0] in _FILLERS:
-            after = after[1:]
-        unit = _unit_seconds(after[0]) if after else None
-        if unit is not None:
-            amounts.append(float(number) * unit)
-    return amounts
+        at = index + 1
+        if at < len(heard) and heard[at] in _FILLERS:
+            at += 1
+        unit = _unit_seconds(heard[at]) if number is not None and at < len(heard) else None
+        if number is None or unit is None:
+            index += 1
+            continue
+        # "1 hour (and) 30 minutes" is one length; "10 minutes and 5 minutes" two.
+        joined = index == last_end or (index == last_end + 1 and heard[last_end] == "and")
+        if runs and joined and unit < last_unit:
+            runs[-1].append(float(number) * unit)
+        else:
+            runs.append([float(number) * unit])
+        index = last_end = at + 1
+        last_unit = unit
+    return runs
+
+
+def durations_said(utterance: str) -> list[str]:
+    """The lengths of time `utterance` names, as ISO-8601 durations, one per run of
+    amounts ("1 hour 30 minutes" -> PT1H30M, "half an hour" -> PT30M)."""
+    totals = dict.fromkeys(sum(run) for run in _runs_said(utterance))
+    return [_iso_duration(total) for total in totals if total > 0]
+
+
+def _iso_duration(seconds: float) -> str:
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = ((hours, "H"), (minutes, "M"), (secs, "S"))
+    return "PT" + "".join(f"{_plain(n)}{unit}" for n, unit in parts if n)
+
+
+def _plain(number: float) -> str:
+    return str(int(number)) if float(number).is_integer() else f"{number:g}"
 
 
 def _duration_said(value: Any, said: str) -> bool:
     """Whether the length of time `value` (ISO-8601) is one `said` names, alone or as
     consecutive parts ("1 hour 30 minutes"); a unit said without a number is enough."""
-    heard = words(said)
-    if not any(_unit_seconds(w) is not None for w in heard):
+    if not any(_unit_seconds(w) is not None for w in _DURATION_WORD.findall(said.lower())):
         return False
     match = _ISO_DURATION.fullmatch(value) if isinstance(value, str) else None
     if match is None or not any(match.groups()):
         return True  # not a duration the grammar wrote: validation judges it
     scale = {"d": 86400, "h": 3600, "m": 60, "s": 1}
     seconds = sum(float(match[k]) * n for k, n in scale.items() if match[k])
-    amounts = _amounts_said(heard)
-    if not amounts:
+    runs = _runs_said(said)
+    if not runs:
         return True  # "a few minutes", "minutes please": the unit alone was said
-    sums = {sum(amounts[i:j]) for i in range(len(amounts))
-            for j in range(i + 1, len(amounts) + 1)}
+    sums = {sum(run[i:j]) for run in runs for i in range(len(run))
+            for j in range(i + 1, len(run) + 1)}
     return any(abs(seconds - total) < 1e-6 for total in sums)
 
 
