@@ -19,7 +19,9 @@ pre-routing is bypassed, so the LLM is what is measured. Latency is utterance ->
 tool call (or answer) as the node sees it, with the conversation's prompt prefix warm.
 A second argument score, "args pp", scores the call after the command's own
 `post_process_tool_call` (what a node runs the command with: "next" -> "skip"); the
-"args" column, the one the targets are about, is the LLM's call as it came.
+"args" column, the one the targets are about, is the LLM's call as it came. Dates are
+also scored on their own: the share of right-tool calls with a `dates` matcher whose
+dates all match.
 """
 
 from __future__ import annotations
@@ -42,14 +44,12 @@ from zoneinfo import ZoneInfo
 
 import yaml
 
+from jarvis.center.llm.model_store import MODELS, models_dir, spec_for
+
 CORPUS = Path(__file__).parent / "corpus"
 # A Wednesday morning: "tonight", "this weekend", "friday" all lie ahead of it.
 REFERENCE = "2026-01-14T10:00:00-05:00"
 TIMEZONE = "America/New_York"
-MODEL_FILES = {
-    "0.5b": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    "1.5b": "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-}
 
 
 # --- corpus and matchers --------------------------------------------------------------------
@@ -208,10 +208,7 @@ def backend_args(pairs: list[str] | None) -> dict[str, Any]:
 
 def model_file(model: str, model_path: str | None) -> str:
     """The GGUF file to run: `model_path`, else the prepared `model` in the data directory."""
-    path = model_path or str(
-        Path(os.environ.get("JARVIS_DATA_DIR", Path.home() / ".local/share/jarvis"))
-        / "models" / MODEL_FILES[model]
-    )
+    path = model_path or str(models_dir() / spec_for(model).filename)
     if not Path(path).is_file():
         raise SystemExit(f"model file {path} is missing: run `jarvis model prepare"
                          f" --model {model}` or pass --model-path")
@@ -283,6 +280,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "stop_reason": response.stop_reason, "tool": name, "arguments": arguments,
                 "answer": response.assistant_message, "tool_ok": name == entry.tool,
                 "args_ok": all(arg_ok.values()), "arg_checks": arg_ok,
+                # Dates apart: a small model cannot do calendar arithmetic, so they are
+                # the arguments most likely to go wrong on their own.
+                "date_checks": {k: ok for k, ok in arg_ok.items() if "dates" in entry.args[k]},
                 "args_pp_ok": pp_ok, "post_processed": processed,
                 "latency_s": round(latency, 3), "conversation_id": cid,
             }
@@ -316,6 +316,7 @@ def summarize(results: list[dict[str, Any]], rss: float | None, cold_s: float, m
         right = [r for r in tool_rows if r["tool_ok"]]
         none_rows = [r for r in rows if not r["expected"]]
         lat = [r["latency_s"] for r in right if r["stop_reason"] == "tool_calls"]
+        dated = [r for r in right if r.get("date_checks")]
         return {
             "entries": len(rows),
             "tool_accuracy": len(right) / len(tool_rows) if tool_rows else None,
@@ -324,6 +325,9 @@ def summarize(results: list[dict[str, Any]], rss: float | None, cold_s: float, m
                                  / len(right)) if right else None,
             "no_false_fire": (sum(r["tool"] is None for r in none_rows) / len(none_rows)
                               if none_rows else None),
+            "dated": len(dated),
+            "date_accuracy": (sum(all(r["date_checks"].values()) for r in dated) / len(dated)
+                              if dated else None),
             "retries": sum(r.get("retries", 0) for r in rows),
             "p50_s": pct(lat, 0.5), "p95_s": pct(lat, 0.95),
             "p50_all_s": pct([r["latency_s"] for r in rows], 0.5),
@@ -360,7 +364,10 @@ def print_report(summary: dict[str, Any]) -> None:
               f"{_fmt(b.get('args_pp_accuracy'), True):>8}")
     print(f"center peak RSS: {summary['center_peak_rss_mb']:.0f} MB (its own process); "
           f"start + cold prefix + first utterance: {summary['cold_start_s']:.1f} s")
-    print(f"p50 over every entry (answers included): {_fmt(summary['overall']['p50_all_s'])} s")
+    overall = summary["overall"]
+    print(f"p50 over every entry (answers included): {_fmt(overall['p50_all_s'])} s")
+    print(f"dates: {_fmt(overall['date_accuracy'], True)} of the {overall['dated']} calls to "
+          "the right tool that should carry a date")
 
 
 def main() -> None:
@@ -368,7 +375,7 @@ def main() -> None:
         serve(sys.argv[2], sys.argv[3])
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--model", choices=sorted(MODEL_FILES), default="0.5b")
+    parser.add_argument("--model", choices=sorted(MODELS), default="0.5b")
     parser.add_argument("--model-path", help="a GGUF file instead of the prepared --model")
     parser.add_argument("--corpus", type=Path, default=CORPUS,
                         help="folder of corpus files (default bench/corpus; the held-out set: "

@@ -34,7 +34,6 @@ import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).parent))
 from accuracy import (
-    MODEL_FILES,
     REFERENCE,
     TIMEZONE,
     builtin_commands,
@@ -42,6 +41,7 @@ from accuracy import (
     model_file,
 )
 from jarvis.center.llm.embedded.answer_probe import FEATURES, PROBES_DIR, probe_document
+from jarvis.center.llm.model_store import MODELS
 
 BENCH = Path(__file__).parent
 TRAINING_CORPORA = [BENCH / "corpus", BENCH / "train", BENCH / "heldout", BENCH / "blind"]
@@ -137,7 +137,7 @@ def main() -> None:
     from jarvis.center.llm.model_store import file_sha256
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--model", choices=sorted(MODEL_FILES), default="0.5b")
+    parser.add_argument("--model", choices=sorted(MODELS), default="0.5b")
     parser.add_argument("--model-path", help="a GGUF file instead of the prepared --model")
     parser.add_argument("--corpus", type=Path, action="append",
                         help="a training corpus folder (repeatable; default: "

@@ -891,7 +891,8 @@ class EmbeddedBackend:
         said = _said_text(request)
         return lambda value: value.lower() in quoted and not is_said(value, said)
 
-    def _said_in_full(self, request: LLMRequest) -> Callable[[str], bool] | None:
+    @staticmethod
+    def _said_in_full(request: LLMRequest) -> Callable[[str], bool]:
         """For the decoder: whether a value has words and every meaningful one was said."""
         said = _said_text(request)
         return lambda value: bool(words(value)) and all(

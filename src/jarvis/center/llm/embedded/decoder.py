@@ -515,9 +515,9 @@ class Decoder:
     def sample_text(
         self, banned: Sequence[int], closers: frozenset[int], optional: str | None = None
     ) -> None:
-        """A free string; asked once more, without its first token, when `copied` says the
-        model copied it from the prompt instead of taking it from what was said ("take
-        out the trash", a prompt example, for "don't let me forget the dentist").
+        """A free string; asked once more, without the tokens that would begin it again,
+        when `copied` says the model copied it from the prompt instead of taking it from
+        what was said ("take out the trash", a prompt example, for "we need bread").
 
         The second answer of an `optional` key must be said in full (`said_in_full`), or
         the key goes to `unsaid_keys`: the command's default beats a second guess.
@@ -533,8 +533,8 @@ class Decoder:
         self._back_to(*mark)
         self.stats.extra["copies_refused"] = self.stats.extra.get("copies_refused", 0) + 1
         text = self._sample_rest(b'"', MAX_STRING_BYTES, [*banned, *openings], closers)
-        said = self.said_in_full is None or self.said_in_full(json.loads(text))
-        if optional is not None and not said:
+        if optional is not None and self.said_in_full is not None and not self.said_in_full(
+                json.loads(text)):
             self.unsaid_keys.append(optional)
 
     def _openings(self, value: str, first: int) -> set[int]:
@@ -793,13 +793,12 @@ class Decoder:
         read with the next item's first token instead of being sampled a token a pass."""
         _, max_items = array_bounds(schema)
         self.literal(b"[")
-        for count in range(1, max_items + 1):
+        self.walk_value(schema["items"], heard, optional=optional)
+        for _ in range(max_items - 1):
+            if self.choose([b", ", b"]"]) == 1:
+                return
             self.walk_value(schema["items"], heard, optional=optional)
-            if count == max_items:
-                self.literal(b"]")
-            elif self.choose([b", ", b"]"]) == 0:
-                continue
-            return
+        self.literal(b"]")
 
     def walk_object(
         self, schema: dict[str, Any], heard: Mapping[str, Sequence[str]] | None = None
