@@ -60,10 +60,11 @@ def keyword_heard(heard: list[str], keyword: str) -> bool:
         # In a phrase only the last word may carry an ending ("turned off" is not one).
         if window[:-1] == wanted[:-1] and _word_matches(window[-1], wanted[-1]):
             return True
-        split = heard[start : start + 3]
-        if span == 2 and len(split) == 3 and split[1] in _OBJECT_PRONOUNS and (
-                split[0] == wanted[0] and _word_matches(split[2], wanted[1])):
-            return True
+        if span == 2 and start + 3 <= len(heard):
+            first, between, last = heard[start : start + 3]
+            if (between in _OBJECT_PRONOUNS and first == wanted[0]
+                    and _word_matches(last, wanted[1])):
+                return True
     return False
 
 

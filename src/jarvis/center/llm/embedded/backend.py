@@ -203,6 +203,21 @@ def _utterance(request: LLMRequest) -> str | None:
     return content if last.get("role") == "user" and isinstance(content, str) else None
 
 
+def _said_in_full(value: str, said: str) -> bool:
+    """Whether `value` has words and every meaningful one of them is in `said`."""
+    return bool(words(value)) and all(is_said(word, said) for word in content_words(value))
+
+
+def _example_copy_check(request: LLMRequest, said: str) -> Callable[[str], bool]:
+    """A check for the decoder: whether a free-text value is one the system prompt quotes
+    (an example's "take out the trash") and shares no meaningful word with what was
+    `said`."""
+    system = next((m.get("content") for m in request.messages
+                   if m.get("role") == "system" and isinstance(m.get("content"), str)), "")
+    quoted = {q.lower() for q in _QUOTED.findall(str(system))}
+    return lambda value: value.lower() in quoted and not is_said(value, said)
+
+
 def _first_utterance(request: LLMRequest) -> bool:
     """Whether the reply answers the conversation's first user message."""
     roles = [m.get("role") for m in request.messages]
@@ -835,6 +850,9 @@ class EmbeddedBackend:
         info: dict[str, Any] | None = None,
     ) -> Any:
         """A decoder at the end of the prompt; `opening`/`info` as `_restore` left them."""
+        utterance, said = _utterance(request), _said_text(request)
+        # Values are judged against what was said only where unsaid ones are dropped.
+        grounded = utterance if self.drop_unsaid else None
         decoder = Decoder(
             self._llm,
             self._vocab,
@@ -853,15 +871,15 @@ class EmbeddedBackend:
             dated_key_bias=self.dated_key_bias,
             date_hints=request.date_hints if self.use_date_hints else (),
             time_hints=request.time_hints if self.use_date_hints else None,
-            duration_hints=durations_said(_utterance(request) or "") if self.use_date_hints
-            else (),
+            duration_hints=durations_said(utterance or "") if self.use_date_hints else (),
             choice_hints=request.choice_hints,
             choice_bias=self.choice_bias,
             quote_tails=self._tails,
-            never_said=self._never_said(request),
+            never_said=None if grounded is None else (
+                lambda schema, heard: never_said(schema, grounded, heard)),
             unsaid_key_bias=self.unsaid_key_bias,
-            copied=self._copied(request),
-            said_in_full=self._said_in_full(request),
+            copied=None if grounded is None else _example_copy_check(request, said),
+            said_in_full=lambda value: _said_in_full(value, said),
         )
         if opening and info and "prompt_logits" in info:
             decoder.set_prompt_logits(info.pop("prompt_logits"))
@@ -869,34 +887,6 @@ class EmbeddedBackend:
         else:
             decoder.set_prompt_logits(read_last_logits(self._llm))
         return decoder
-
-    def _never_said(
-        self, request: LLMRequest
-    ) -> Callable[[dict[str, Any], Sequence[str]], bool] | None:
-        """For the decoder: whether an optional key's value could not be one the user said
-        (only where such values are dropped: `drop_unsaid`, a reply to an utterance)."""
-        utterance = _utterance(request)
-        if not self.drop_unsaid or utterance is None:
-            return None
-        return lambda schema, heard: never_said(schema, utterance, heard)
-
-    def _copied(self, request: LLMRequest) -> Callable[[str], bool] | None:
-        """For the decoder: whether a free-text value is one the system prompt quotes (an
-        example's "take out the trash") and shares no meaningful word with what was said."""
-        if not self.drop_unsaid or _utterance(request) is None:
-            return None
-        system = next((m.get("content") for m in request.messages
-                       if m.get("role") == "system" and isinstance(m.get("content"), str)), "")
-        quoted = {q.lower() for q in _QUOTED.findall(str(system))}
-        said = _said_text(request)
-        return lambda value: value.lower() in quoted and not is_said(value, said)
-
-    @staticmethod
-    def _said_in_full(request: LLMRequest) -> Callable[[str], bool]:
-        """For the decoder: whether a value has words and every meaningful one was said."""
-        said = _said_text(request)
-        return lambda value: bool(words(value)) and all(
-            is_said(word, said) for word in content_words(value))
 
     def _reply(
         self,

@@ -526,15 +526,16 @@ class Decoder:
         self.flush()
         self.logits()  # what leads to the value is read: the point to come back to
         mark = (len(self.generated), self.llm.n_tokens, self._logits)
-        text = self._sample_rest(b'"', MAX_STRING_BYTES, banned, closers)
-        if self.copied is None or not self.copied(json.loads(text)):
+        value = json.loads(self._sample_rest(b'"', MAX_STRING_BYTES, banned, closers))
+        if self.copied is None or not self.copied(value):
             return
-        openings = self._openings(json.loads(text), self.generated[mark[0]])
+        openings = self._openings(value, self.generated[mark[0]])
         self._back_to(*mark)
         self.stats.extra["copies_refused"] = self.stats.extra.get("copies_refused", 0) + 1
-        text = self._sample_rest(b'"', MAX_STRING_BYTES, [*banned, *openings], closers)
+        again = json.loads(self._sample_rest(b'"', MAX_STRING_BYTES, [*banned, *openings],
+                                             closers))
         if optional is not None and self.said_in_full is not None and not self.said_in_full(
-                json.loads(text)):
+                again):
             self.unsaid_keys.append(optional)
 
     def _openings(self, value: str, first: int) -> set[int]:
@@ -627,10 +628,10 @@ class Decoder:
 
     def _draft(
         self,
-        text: bytes = b"",
-        done: Callable[[bytes], bool] | None = None,
-        banned: Sequence[int] = (),
-        closers: frozenset[int] = frozenset(),
+        text: bytes,
+        done: Callable[[bytes], bool] | None,
+        banned: Sequence[int],
+        closers: frozenset[int],
     ) -> list[int]:
         """Tokens that followed the latest occurrence of the current suffix in what was
         said, up to the end of the value being sampled.

@@ -96,11 +96,11 @@ def unsaid_optional_arguments(
         sub = props.get(key)
         if key in required or not isinstance(sub, dict):
             continue
-        if sub.get("type") in ("integer", "number") and not sub.get("enum"):
+        if _plain_number(sub):
             if _is_number(value) and float(value) not in said_numbers:
                 unsaid.append(key)
             continue
-        if sub.get("enum") and sub.get("type") == "string" and isinstance(value, str):
+        if _text_choice(sub) and isinstance(value, str):
             if value not in (choices or {}).get(key, ()) and not _choice_said(
                     value, sub, utterance):
                 unsaid.append(key)
@@ -124,11 +124,22 @@ def never_said(schema: dict[str, Any], utterance: str, heard: Sequence[str] = ()
     `unsaid_optional_arguments` would drop it; the decoder does not open such a key."""
     if heard:
         return False
-    if schema.get("type") in ("integer", "number") and not schema.get("enum"):
+    if _plain_number(schema):
         return not numbers_said(utterance)
-    if schema.get("type") == "string" and isinstance(schema.get("enum"), list):
+    if _text_choice(schema):
         return not any(_choice_said(str(v), schema, utterance) for v in schema["enum"])
     return False
+
+
+def _plain_number(schema: dict[str, Any]) -> bool:
+    """A number the model writes, not one chosen from an enum."""
+    return schema.get("type") in ("integer", "number") and not schema.get("enum")
+
+
+def _text_choice(schema: dict[str, Any]) -> bool:
+    """A string chosen from an enum."""
+    return schema.get("type") == "string" and isinstance(schema.get("enum"), list) and bool(
+        schema["enum"])
 
 
 def _choice_said(value: str, schema: dict[str, Any], utterance: str) -> bool:
@@ -145,7 +156,7 @@ def _names_only(value: str, own: list[str]) -> bool:
     """Whether every word of `value` is a word of the tool's name ("jokes", "joke")."""
     value_words = words(value)
     return bool(value_words) and all(
-        any(w == n or w == n + "s" or w == n + "es" for n in own) for w in value_words)
+        any(_same_noun(w, n) for n in own) for w in value_words)
 
 
 # A value word and a heard word that start with this many letters alike are one word.
@@ -386,7 +397,7 @@ def invented_required_arguments(
         value = arguments.get(key)
         if not isinstance(sub, dict) or key not in arguments:
             continue
-        if sub.get("type") in ("integer", "number") and not sub.get("enum"):
+        if _plain_number(sub):
             if _is_number(value) and not _number_said(float(value), numbers):
                 invented.append(key)
         elif sub.get("format") == "duration" and not _duration_said(value, said):
@@ -422,11 +433,14 @@ def _unit_seconds(word: str) -> int | None:
 _DURATION_WORD = re.compile(r"\d+(?:\.\d+)?|[a-z]+")
 
 
-def _runs_said(said: str) -> list[list[float]]:
-    """Lengths of time said, in seconds, grouped into runs of amounts said one after the
-    other, each in a smaller unit: "1 hour 30 minutes, then 5 seconds" -> [[3600, 1800],
-    [5]]."""
-    heard = _DURATION_WORD.findall(said.lower())
+def _duration_words(said: str) -> list[str]:
+    return _DURATION_WORD.findall(said.lower())
+
+
+def _runs_said(heard: list[str]) -> list[list[float]]:
+    """Lengths of time said (`heard`: `_duration_words`), in seconds, grouped into runs
+    of amounts said one after the other, each in a smaller unit: "1 hour 30 minutes, then
+    5 seconds" -> [[3600, 1800], [5]]."""
     runs: list[list[float]] = []
     index, last_end, last_unit = 0, -1, 0
     while index < len(heard):
@@ -455,7 +469,7 @@ def _runs_said(said: str) -> list[list[float]]:
 def durations_said(utterance: str) -> list[str]:
     """The lengths of time `utterance` names, as ISO-8601 durations, one per run of
     amounts ("1 hour 30 minutes" -> PT1H30M, "half an hour" -> PT30M)."""
-    totals = dict.fromkeys(sum(run) for run in _runs_said(utterance))
+    totals = dict.fromkeys(sum(run) for run in _runs_said(_duration_words(utterance)))
     return [_iso_duration(total) for total in totals if total > 0]
 
 
@@ -473,14 +487,15 @@ def _plain(number: float) -> str:
 def _duration_said(value: Any, said: str) -> bool:
     """Whether the length of time `value` (ISO-8601) is one `said` names, alone or as
     consecutive parts ("1 hour 30 minutes"); a unit said without a number is enough."""
-    if not any(_unit_seconds(w) is not None for w in _DURATION_WORD.findall(said.lower())):
+    heard = _duration_words(said)
+    if not any(_unit_seconds(w) is not None for w in heard):
         return False
     match = _ISO_DURATION.fullmatch(value) if isinstance(value, str) else None
     if match is None or not any(match.groups()):
         return True  # not a duration the grammar wrote: validation judges it
     scale = {"d": 86400, "h": 3600, "m": 60, "s": 1}
     seconds = sum(float(match[k]) * n for k, n in scale.items() if match[k])
-    runs = _runs_said(said)
+    runs = _runs_said(heard)
     if not runs:
         return True  # "a few minutes", "minutes please": the unit alone was said
     sums = {sum(run[i:j]) for run in runs for i in range(len(run))
