@@ -24,6 +24,7 @@ from jarvis.center.engine import (
 from jarvis.center.limits import BodySizeLimit
 from jarvis.center.llm import create_backend
 from jarvis.center.llm.base import LLMBackend
+from jarvis.center.local_turns import LocalTurnError
 from jarvis.center.settings import CenterSettings, load_settings
 from jarvis.center.store import Store
 from jarvis.protocol import (
@@ -131,6 +132,10 @@ def create_app(
 
     @app.exception_handler(MalformedRequestError)
     async def _malformed(_request: Request, exc: MalformedRequestError) -> JSONResponse:
+        return _error(422, f"invalid request: {exc}", [{"field": exc.field, "message": str(exc)}])
+
+    @app.exception_handler(LocalTurnError)
+    async def _bad_local_turn(_request: Request, exc: LocalTurnError) -> JSONResponse:
         return _error(422, f"invalid request: {exc}", [{"field": exc.field, "message": str(exc)}])
 
     @app.exception_handler(BadRequestError)

@@ -16,6 +16,7 @@ from jarvis.protocol import (
     ContinueRequest,
     ConversationStartRequest,
     ConversationStartResponse,
+    LocalTurn,
     NodeContext,
     ToolCallingResponse,
     ToolResult,
@@ -130,11 +131,17 @@ class JarvisCommandCenterClient:
         return self._post("/conversation/start", body, ConversationStartResponse)
 
     def send_command(
-        self, voice_command: str, conversation_id: str, node_context: NodeContext | None = None
+        self,
+        voice_command: str,
+        conversation_id: str,
+        node_context: NodeContext | None = None,
+        local_turns: list[LocalTurn] | None = None,
     ) -> ToolCallingResponse:
-        """Send an utterance; the answer says what the node must do next."""
+        """Send an utterance (after the exchanges the node answered itself, if any); the
+        answer says what the node must do next."""
         body = VoiceCommandRequest(
-            voice_command=voice_command, conversation_id=conversation_id, node_context=node_context
+            voice_command=voice_command, conversation_id=conversation_id,
+            node_context=node_context, local_turns=local_turns or None,
         )
         return self._post("/voice/command", body, ToolCallingResponse)
 

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from jarvis.node.client import CenterError, JarvisCommandCenterClient
 from jarvis.node.registry import CommandRegistry
 from jarvis.node.settings import NodeSettings
@@ -25,13 +27,15 @@ from jarvis.node.tool_result_formatter import (
     format_tool_result,
 )
 from jarvis.protocol import (
+    LocalTurn,
     NodeContext,
     ToolCall,
     ToolCallingResponse,
+    ToolOutput,
     ToolResult,
     ValidationRequest,
 )
-from jarvis.protocol.models import MAX_TEXT
+from jarvis.protocol.models import MAX_LOCAL_TURNS, MAX_TEXT
 from jarvis.sdk import (
     CommandResponse,
     IJarvisCommand,
@@ -132,6 +136,8 @@ class CommandExecutionService:
         self.validation_handler = validation_handler or console_validation_handler
         self.max_round_trips = max_round_trips
         self._pending_conversation_id: str | None = None
+        # Fast-path exchanges awaiting a follow-up; the next center request carries them.
+        self._local_turns: list[LocalTurn] = []
 
     # --- state ----------------------------------------------------------------------------
     @property
@@ -139,8 +145,19 @@ class CommandExecutionService:
         """The conversation a follow-up (without wake word) continues, if any."""
         return self._pending_conversation_id
 
+    @property
+    def pending_local_turns(self) -> list[LocalTurn]:
+        """Exchanges answered locally that the next utterance sent to the center carries."""
+        return list(self._local_turns)
+
+    @property
+    def awaiting_follow_up(self) -> bool:
+        """True when the next utterance continues: an open conversation or local exchanges."""
+        return self._pending_conversation_id is not None or bool(self._local_turns)
+
     def end_conversation(self) -> None:
         self._pending_conversation_id = None
+        self._local_turns = []
 
     def node_context(self) -> NodeContext:
         return NodeContext(
@@ -220,14 +237,40 @@ class CommandExecutionService:
             message = route.spoken_response
         else:
             message = output.message or ("Done." if output.success else "That did not work.")
+        wait_for_input = output.success and output.wait_for_input
+        if wait_for_input:
+            wait_for_input = self._remember_local_turn(text, record, output, message)
+        else:
+            self._local_turns = []  # nothing to follow up on: a later utterance starts afresh
         return VoiceCommandResult(
             message=message,
             stop_reason="complete" if output.success else "error",
             conversation_id=None,
             pre_routed=True,
+            wait_for_input=wait_for_input,
             tool_calls=[record],
             timings=clock.finish(),
         )
+
+    def _remember_local_turn(
+        self, text: str, record: ToolCallRecord, output: ToolOutput, message: str
+    ) -> bool:
+        """Keep a follow-up-worthy exchange for the center; False when it cannot be sent."""
+        try:
+            turn = LocalTurn(
+                voice_command=text,
+                tool_name=record.name,
+                # pre_route's arguments as run: secrets are read inside the command, never here.
+                arguments=record.arguments,
+                output=output,
+                assistant_message=message,
+            )
+        except ValidationError as exc:
+            log.info("%s: its answer cannot be sent as context: %s", record.name, exc)
+            self._local_turns = []
+            return False
+        self._local_turns = [*self._local_turns, turn][-MAX_LOCAL_TURNS:]
+        return True
 
     # --- the conversation loop ---------------------------------------------------------------
     def _converse(
@@ -243,11 +286,12 @@ class CommandExecutionService:
         context = self.node_context()
         conversation_id = self._pending_conversation_id
         self._pending_conversation_id = None
+        local_turns, self._local_turns = self._local_turns, []
         response: ToolCallingResponse | None = None
         if conversation_id is not None:
             started = time.perf_counter()
             try:
-                response = self.client.send_command(text, conversation_id, context)
+                response = self.client.send_command(text, conversation_id, context, local_turns)
             except CenterError as exc:
                 if exc.status_code != 404:
                     raise
@@ -260,7 +304,8 @@ class CommandExecutionService:
             if register_tools:
                 client_tools, available = self.tool_definitions()
                 self.client.start_conversation(conversation_id, context, client_tools, available)
-            response = self.client.send_command(text, conversation_id, context)
+                local_turns = _offered(local_turns, client_tools)
+            response = self.client.send_command(text, conversation_id, context, local_turns)
             clock.add("center_ms", started)
 
         round_trips = 1
@@ -430,6 +475,12 @@ class CommandExecutionService:
             duration_ms=round(duration_ms, 3),
             error_type=error_type,
         )
+
+
+def _offered(turns: list[LocalTurn], client_tools: list[dict[str, Any]]) -> list[LocalTurn]:
+    """The turns whose command was registered (the center refuses the others)."""
+    names = {tool.get("function", {}).get("name") for tool in client_tools}
+    return [turn for turn in turns if turn.tool_name in names]
 
 
 def _safe_secrets(command: IJarvisCommand) -> list[Any]:
