@@ -13,8 +13,10 @@ the embedded backend and the clock fixed by `JARVIS_FAKE_NOW`, so relative dates
 same on every run. This process plays the node: it registers every built-in command's
 schemas exactly as a node does (`discover_commands` + `JarvisCommandCenterClient`), then
 for each corpus utterance (bench/corpus/*.yaml, format in bench/corpus/README.md) starts a
-conversation and sends the utterance to `/voice/command`. The FIRST validated client tool
-call (stop_reason `tool_calls`) is scored; commands are never executed and the node's
+conversation and sends the utterance to `/voice/command`. The FIRST response is scored: a
+validated client tool call (stop_reason `tool_calls`), or a question for one of a tool's
+values (`validation_required` with `tool_name`: the tool is right, the arguments are not
+scored, and on a no-tool line it is a false fire); commands are never executed and the node's
 pre-routing is bypassed, so the LLM is what is measured. Latency is utterance -> validated
 tool call (or answer) as the node sees it, with the conversation's prompt prefix warm.
 A second argument score, "args pp", scores the call after the command's own
@@ -265,7 +267,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             latency = time.perf_counter() - started
             called = response.stop_reason == "tool_calls" and response.tool_calls
             call = response.tool_calls[0] if called and response.tool_calls else None
-            name = call.function.name if call else None
+            # A question about a tool's value chooses that tool (and is a false fire when
+            # no tool should be used); its arguments are not scored.
+            asked = response.validation_request if (
+                response.stop_reason == "validation_required") else None
+            name = call.function.name if call else asked.tool_name if asked else None
             try:
                 arguments = json.loads(call.function.arguments) if call else {}
             except (TypeError, json.JSONDecodeError):
@@ -280,6 +286,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "stop_reason": response.stop_reason, "tool": name, "arguments": arguments,
                 "answer": response.assistant_message, "tool_ok": name == entry.tool,
                 "args_ok": all(arg_ok.values()), "arg_checks": arg_ok,
+                "asked": [asked.tool_name, asked.parameter_name] if asked else None,
                 # Dates apart: a small model cannot do calendar arithmetic, so they are
                 # the arguments most likely to go wrong on their own.
                 "date_checks": {k: ok for k, ok in arg_ok.items() if "dates" in entry.args[k]},
@@ -313,13 +320,15 @@ def summarize(results: list[dict[str, Any]], rss: float | None, cold_s: float, m
               model_path: str) -> dict[str, Any]:
     def block(rows: list[dict[str, Any]]) -> dict[str, Any]:
         tool_rows = [r for r in rows if r["expected"]]
-        right = [r for r in tool_rows if r["tool_ok"]]
+        right = [r for r in tool_rows if r["tool_ok"] and not r.get("asked")]
+        questions = [r for r in tool_rows if r["tool_ok"] and r.get("asked")]
         none_rows = [r for r in rows if not r["expected"]]
         lat = [r["latency_s"] for r in right if r["stop_reason"] == "tool_calls"]
         dated = [r for r in right if r.get("date_checks")]
         return {
             "entries": len(rows),
-            "tool_accuracy": len(right) / len(tool_rows) if tool_rows else None,
+            "tool_accuracy": (len(right) + len(questions)) / len(tool_rows) if tool_rows else None,
+            "questions": len(questions),
             "args_accuracy": (sum(r["args_ok"] for r in right) / len(right)) if right else None,
             "args_pp_accuracy": (sum(r.get("args_pp_ok", r["args_ok"]) for r in right)
                                  / len(right)) if right else None,
@@ -355,13 +364,13 @@ def print_report(summary: dict[str, Any]) -> None:
     print(f"\nmodel {summary['model']} ({Path(summary['model_path']).name}), reference time "
           f"{summary['reference_time']} {summary['timezone']}")
     print(f"{'command':22} {'n':>4} {'tool':>7} {'args':>7} {'no-fire':>8} {'retries':>7} "
-          f"{'p50 s':>6} {'p95 s':>6} {'args pp':>8}")
+          f"{'p50 s':>6} {'p95 s':>6} {'args pp':>8} {'asked':>6}")
     rows = [*summary["per_command"].items(), ("OVERALL", summary["overall"])]
     for name, b in rows:
         print(f"{name:22} {b['entries']:>4} {_fmt(b['tool_accuracy'], True):>7} "
               f"{_fmt(b['args_accuracy'], True):>7} {_fmt(b['no_false_fire'], True):>8} "
               f"{b['retries']:>7} {_fmt(b['p50_s']):>6} {_fmt(b['p95_s']):>6} "
-              f"{_fmt(b.get('args_pp_accuracy'), True):>8}")
+              f"{_fmt(b.get('args_pp_accuracy'), True):>8} {b.get('questions', 0):>6}")
     print(f"center peak RSS: {summary['center_peak_rss_mb']:.0f} MB (its own process); "
           f"start + cold prefix + first utterance: {summary['cold_start_s']:.1f} s")
     overall = summary["overall"]

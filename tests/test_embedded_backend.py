@@ -19,7 +19,6 @@ from jarvis.center.llm.base import (
     LLMBackend,
     LLMRequest,
     LLMTimeoutError,
-    LLMToolCall,
     LLMUnavailableError,
 )
 from jarvis.center.llm.embedded.grammar import gbnf_literal, tool_call_grammar, value_grammar
@@ -120,44 +119,6 @@ def test_gbnf_literal_escapes() -> None:
 def test_value_grammar_for_response_schema() -> None:
     gbnf = value_grammar({"type": "object", "properties": {"ok": {"type": "boolean"}}})
     assert '"\\"ok\\": "' in gbnf
-
-
-CANCEL = {"type": "function", "function": {
-    "name": "cancel_timer", "description": "Cancel timers.",
-    "parameters": {"type": "object", "properties": {}, "required": []}}}
-
-
-def _timer_call(seconds: int) -> LLMToolCall:
-    return LLMToolCall(id="call_1", name="set_timer", arguments=json.dumps({"seconds": seconds}))
-
-
-def test_an_invented_value_gives_up_a_tool_the_keywords_do_not_single_out() -> None:
-    tools = [TIMER, CANCEL]
-    tied = _request("stop the egg timer", tools=tools,
-                    tool_hints={"set_timer": 1.0, "cancel_timer": 1.0})
-    backend = EmbeddedBackend()
-    assert backend._invented(_timer_call(300), tools, tied)
-    unheard = _request("go back a track", tools=tools,
-                       tool_hints={"set_timer": 0.0, "cancel_timer": 0.0})
-    assert backend._invented(_timer_call(300), tools, unheard)
-    # One keyword in a question is a word that came up, not the tool named.
-    mentioned = _request("how many minutes of sleep do i need", tools=tools,
-                         tool_hints={"set_timer": 1.0, "cancel_timer": 0.0})
-    assert backend._invented(_timer_call(300), tools, mentioned)
-
-
-def test_a_tool_the_keywords_single_out_keeps_its_call_or_its_said_value() -> None:
-    tools = [TIMER, CANCEL]
-    named = _request("set a timer", tools=tools,
-                     tool_hints={"set_timer": 2.0, "cancel_timer": 1.0})
-    backend = EmbeddedBackend()
-    assert not backend._invented(_timer_call(300), tools, named)
-    asked = _request("timer please", tools=tools,
-                     tool_hints={"set_timer": 1.0, "cancel_timer": 0.0})
-    assert not backend._invented(_timer_call(300), tools, asked)
-    said = _request("stop the 300 timer", tools=tools,
-                    tool_hints={"set_timer": 1.0, "cancel_timer": 1.0})
-    assert not backend._invented(_timer_call(300), tools, said)
 
 
 def test_a_call_written_as_text_is_recognised() -> None:
@@ -511,24 +472,6 @@ REQUIRED_NUMBERS = [CALCULATOR, TIMER]  # every tool needs a number the user mus
 
 
 @pytest.mark.model
-def test_a_tool_whose_required_numbers_nobody_said_is_given_up(
-    backend: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The pseudo tool may not win the first choice, so a client tool is picked first (and
-    # the answer probe, which would answer at once, is off).
-    monkeypatch.setattr(backend, "_probe", None)
-    monkeypatch.setattr(backend, "no_tool_bias", -100.0)
-    monkeypatch.setattr(backend, "unheard_say_bias", 0.0)
-    monkeypatch.setattr(backend, "first_token_check", "never")
-    unheard = {"calculate": 0.0, "set_timer": 0.0}
-    reply = backend.complete(_request("how many legs does a spider have",
-                                      tools=REQUIRED_NUMBERS, tool_hints=unheard))
-    assert reply.tool_calls == [], reply.tool_calls
-    assert reply.content and reply.content.strip()
-    assert reply.usage["rerouted_from"][0] in {"calculate", "set_timer"}
-
-
-@pytest.mark.model
 def test_a_tool_the_user_named_keeps_its_call(
     backend: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -537,7 +480,6 @@ def test_a_tool_the_user_named_keeps_its_call(
     reply = backend.complete(_request("start the timer", tools=REQUIRED_NUMBERS,
                                       tool_hints=heard))
     assert [c.name for c in reply.tool_calls] == ["set_timer"]
-    assert "rerouted_from" not in reply.usage
 
 
 @pytest.mark.model

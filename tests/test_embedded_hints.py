@@ -5,13 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from jarvis.center.dates import dates_heard, times_heard
+from jarvis.center.grounding import content_words, durations_said, is_said
 from jarvis.center.llm.embedded.grammar import array_bounds, tool_call_grammar
 from jarvis.center.llm.embedded.grounding import (
     completed_values,
-    content_words,
-    durations_said,
-    invented_required_arguments,
-    is_said,
     items_from_the_other_clause,
     never_said,
     respelled_required_text,
@@ -203,67 +200,6 @@ def test_arrays_without_max_items_are_bounded_in_the_grammar() -> None:
     gbnf = tool_call_grammar([tool])
     assert "{0,11}" in gbnf  # 12 items at most by default
     assert "{0,1}" in gbnf  # maxItems honoured
-
-
-CALCULATE = {"type": "function", "function": {"name": "calculate", "parameters": {
-    "type": "object",
-    "properties": {"num1": {"type": "number"}, "num2": {"type": "number"},
-                   "operation": {"type": "string", "enum": ["add", "multiply", "divide"]}},
-    "required": ["num1", "num2", "operation"]}}}
-TIMER = {"type": "function", "function": {"name": "set_timer", "parameters": {
-    "type": "object",
-    "properties": {"duration": {"type": "string", "format": "duration"},
-                   "label": {"type": "string"}},
-    "required": ["duration"]}}}
-
-
-def test_required_numbers_nobody_said_are_invented() -> None:
-    spider = {"num1": 1, "num2": 1, "operation": "multiply"}
-    assert invented_required_arguments(spider, CALCULATE, "how many legs does a spider have") == [
-        "num1", "num2"]
-    root = {"num1": 81, "num2": 2, "operation": "divide"}
-    assert invented_required_arguments(root, CALCULATE, "what's the square root of 81") == [
-        "num2"]
-    said = {"num1": 12, "num2": 7, "operation": "multiply"}
-    assert invented_required_arguments(said, CALCULATE, "what is 12 times 7") == []
-
-
-def test_numbers_said_as_words_percentages_or_earlier_in_the_conversation() -> None:
-    half = {"num1": 30, "num2": 2, "operation": "divide"}
-    assert invented_required_arguments(half, CALCULATE, "what's half of 30") == []
-    percent = {"num1": 80, "num2": 0.15, "operation": "multiply"}
-    assert invented_required_arguments(percent, CALCULATE, "15 percent of 80") == []
-    signed = {"num1": 5, "num2": -3, "operation": "multiply"}
-    assert invented_required_arguments(signed, CALCULATE, "what is 5 times -3") == []
-    follow_up = {"num1": 84, "num2": 3, "operation": "multiply"}
-    said = "what is 12 times 7\nThe answer is 84.\nnow times three"
-    assert invented_required_arguments(follow_up, CALCULATE, said) == []
-
-
-def test_a_duration_needs_a_unit_of_time_said() -> None:
-    assert invented_required_arguments(
-        {"duration": "PT5M"}, TIMER, "go back to the previous track") == ["duration"]
-    # A number alone is no length of time: the volume, not a 50-minute timer.
-    assert invented_required_arguments(
-        {"duration": "PT50M"}, TIMER, "set the volume to fifty") == ["duration"]
-    assert invented_required_arguments({"duration": "PT10M"}, TIMER, "ten minuets") == []
-    assert invented_required_arguments({"duration": "PT30S"}, TIMER, "30 secs please") == []
-    assert invented_required_arguments(
-        {"duration": "PT5M"}, TIMER, "lights in the house") == ["duration"]
-    assert invented_required_arguments({"duration": "PT30M"}, TIMER, "give me half an hour") == []
-    assert invented_required_arguments(
-        {"duration": "PT1H"}, TIMER, "give me half an hour") == ["duration"]
-    assert invented_required_arguments({"duration": "PT90M"}, TIMER, "a 90 minute timer") == []
-    # The amount must be one said: "a second" is no 5-minute timer.
-    assert invented_required_arguments(
-        {"duration": "PT5M"}, TIMER, "hold on a second") == ["duration"]
-    assert invented_required_arguments(
-        {"duration": "PT1H30M"}, TIMER, "a timer for 1 hour 30 minutes") == []
-    assert invented_required_arguments({"duration": "PT1M30S"}, TIMER, "90 seconds") == []
-    assert invented_required_arguments({"duration": "PT5M"}, TIMER, "5 more minutes") == []
-    assert invented_required_arguments({"duration": "PT5M"}, TIMER, "a few minutes") == []
-    # Optional values are not its business (unsaid_optional_arguments drops those).
-    assert invented_required_arguments({"duration": "PT1M", "label": "x"}, TIMER, "1 min") == []
 
 
 CONVERT = {"type": "function", "function": {"name": "convert_measurement", "parameters": {

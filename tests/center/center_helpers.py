@@ -102,7 +102,10 @@ CALCULATOR_COMMAND: dict[str, Any] = {
         {"name": "num1", "type": "float", "required": True, "description": "First number"},
         {"name": "num2", "type": "float", "required": True, "description": "Second number"},
         {"name": "operation", "type": "string", "required": True,
-         "enum_values": ["add", "subtract", "multiply", "divide"]},
+         "enum_values": ["add", "subtract", "multiply", "divide"],
+         # The words said for each operation: a choice never said is asked for.
+         "enum_synonyms": {"add": ["plus"], "subtract": ["minus"], "multiply": ["times"],
+                           "divide": ["divided by"]}},
     ],
     "examples": [{"voice_command": "what is 2 plus 2",
                   "expected_parameters": {"num1": 2, "num2": 2, "operation": "add"},

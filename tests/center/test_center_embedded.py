@@ -357,3 +357,50 @@ def test_a_file_that_is_not_a_model_is_refused_clearly(tmp_path: Path) -> None:
         response = node_client.send_command("what time is it", "bad-model")
     assert response.stop_reason == "error"
     assert response.assistant_message
+
+
+# Tools written elsewhere, sent as plain OpenAI definitions beside the built-ins.
+GET_RIDE = {"type": "function", "function": {
+    "name": "get_ride", "description": "Book a cab to a destination",
+    "parameters": {"type": "object", "properties": {
+        "destination": {"type": "string", "description": "Destination of the ride"},
+        "number_of_riders": {"type": "integer", "description": "Number of riders"}},
+        "required": ["destination", "number_of_riders"]}}}
+COUNTDOWN = {"type": "function", "function": {
+    "name": "start_countdown", "description": "Start a countdown that rings at the end",
+    "parameters": {"type": "object", "properties": {
+        "duration_seconds": {"type": "integer", "description": "Length in seconds"}},
+        "required": ["duration_seconds"]}}}
+
+
+def _ask_foreign(client: Any, schemas: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+                 text: str) -> Any:
+    conversation_id = "f-" + uuid.uuid4().hex
+    builtins = [t for t in schemas[0] if t["function"]["name"] != "set_timer"]
+    commands = [c for c in schemas[1] if c["command_name"] != "set_timer"]
+    client.start_conversation(conversation_id, CONTEXT, [*builtins, GET_RIDE, COUNTDOWN],
+                              commands)
+    return client.send_command(text, conversation_id)
+
+
+def test_a_foreign_tool_asks_for_what_was_not_said_and_derives_what_was(
+    client: Any, schemas: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+) -> None:
+    asked = _ask_foreign(client, schemas, "I need a cab please")
+    assert asked.stop_reason == "validation_required", asked.assistant_message
+    assert asked.validation_request is not None
+    assert asked.validation_request.tool_name == "get_ride"
+    assert asked.validation_request.parameter_name == "destination"
+
+    booked = _ask_foreign(client, schemas, "get me a cab to the airport for 2 people")
+    assert booked.stop_reason == "tool_calls", booked.assistant_message
+    call = (booked.tool_calls or [])[0]
+    assert call.function.name == "get_ride"
+    arguments = json.loads(call.function.arguments)
+    assert "airport" in arguments["destination"].lower() and arguments["number_of_riders"] == 2
+
+    timed = _ask_foreign(client, schemas, "start a 10 minute countdown")
+    assert timed.stop_reason == "tool_calls", timed.assistant_message
+    countdown = (timed.tool_calls or [])[0]
+    assert countdown.function.name == "start_countdown"
+    assert json.loads(countdown.function.arguments) == {"duration_seconds": 600}

@@ -368,6 +368,7 @@ def test_node_validation_error_then_llm_question_and_repeated_failures(make_cent
     assert asked["validation_request"] == {
         "question": "Which Panthers do you mean?", "parameter_name": "team",
         "options": ["Florida Panthers", "Carolina Panthers"], "tool_call_id": None,
+        "tool_name": None,
     }
     again = center.answer(cid, "Florida Panthers")
     assert again["stop_reason"] == "tool_calls"
@@ -386,6 +387,7 @@ def test_node_validation_error_then_llm_question_and_repeated_failures(make_cent
     assert final["validation_request"]["parameter_name"] == "team"
     assert final["validation_request"]["options"] == ["Florida Panthers", "Carolina Panthers"]
     assert final["validation_request"]["tool_call_id"] == call["id"]
+    assert final["validation_request"]["tool_name"] == "get_score"
 
 
 def test_llm_asks_the_user_with_ask_user(make_center: Any) -> None:
@@ -503,15 +505,17 @@ def test_the_llm_is_told_which_commands_and_dates_the_utterance_names(make_cente
     assert backend.requests[1].date_hints == []
 
 
-def test_a_question_about_the_world_names_no_command(make_center: Any) -> None:
-    backend = ScriptedBackend([text("In 1582."), text("Nothing today.")])
+def test_a_question_can_name_a_command_too(make_center: Any) -> None:
+    # "where is my package" asks a user's own tracking command, whatever its form.
+    backend = ScriptedBackend([text("Sorry, I can't help with that."), text("Nothing.")])
     center = make_center(backend)
-    events = {**EVENTS_COMMAND, "keywords": ["calendar", "events", "schedule"]}
-    cid = conversation_id_and_start(center, [events])
-    center.command(cid, "when was the gregorian calendar introduced")
-    assert backend.requests[0].tool_hints == {"get_calendar_events": 0.0}
-    center.command(cid, "what's on my calendar")
-    assert backend.requests[1].tool_hints == {"get_calendar_events": 1.0}
+    tracking = {"command_name": "track_package", "description": "Where a parcel is now.",
+                "parameters": [], "keywords": ["package", "parcel", "delivery"]}
+    cid = conversation_id_and_start(center, [tracking])
+    center.command(cid, "where is my package")
+    assert backend.requests[0].tool_hints == {"track_package": 1.0}
+    center.command(cid, "who wrote hamlet")
+    assert backend.requests[1].tool_hints == {"track_package": 0.0}
 
 
 def conversation_id_and_start(center: Any, commands: list[dict[str, Any]]) -> str:

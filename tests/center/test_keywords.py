@@ -5,8 +5,6 @@ from __future__ import annotations
 import pytest
 
 from jarvis.center.keywords import (
-    asks_about_the_world,
-    is_question,
     keyword_heard,
     keyword_hints,
     words,
@@ -75,48 +73,6 @@ def test_builtin_keywords_tell_look_alike_commands_apart() -> None:
     assert set(weather) == {"get_weather"}
 
 
-@pytest.mark.parametrize(
-    ("utterance", "about_the_world"),
-    [
-        ("who invented the light bulb", True),
-        ("hey jarvis why is the sky blue", True),
-        ("how does a thermostat work", True),
-        ("whats your favorite song", True),
-        ("do you remember what i told you yesterday", True),
-        ("what year did the beatles break up", True),
-        ("how far is the moon", True),  # a thing's measure
-        ("what's the hottest temperature ever recorded", True),  # a record
-        ("what day of the week was july 4th 1776", True),  # the past
-        ("what time did the titanic sink", True),
-        ("how do i set a timer on my microwave", True),  # how-to
-        ("is it rude to play music on the train", True),  # an opinion
-        ("is jazz better than classical music", True),  # a comparison
-        ("where do knock knock jokes come from", True),
-        ("how many hours of sleep does a teenager need", True),
-        ("what does the pause symbol look like", True),
-        ("i love this song", True),  # a feeling
-        ("the weather was lovely yesterday", True),  # the past
-        ("did i leave the lights on", True),
-        ("how many minutes do i have left on the timer", False),
-        ("i'd like to hear some jazz", False),
-        ("remind me what i was going to buy", False),
-        ("did you set the timer", False),
-        ("how hot is it going to be in phoenix", False),  # the weather
-        ("is it going to rain tomorrow", False),
-        ("what time is it in tokyo", False),
-        ("what day is it", False),
-        ("how long is the pasta timer", False),
-        # Commands asked as questions stay commands.
-        ("how does the weather look tomorrow", False),
-        ("do you know any good jokes", False),
-        ("what's on my shopping list", False),
-        ("when is my next reminder", False),
-    ],
-)
-def test_questions_about_the_world(utterance: str, about_the_world: bool) -> None:
-    assert asks_about_the_world(utterance) is about_the_world
-
-
 def test_small_talk_names_no_command() -> None:
     for said in ("um", "okay", "thank you so much", "who painted the mona lisa"):
         assert keyword_hints(said, BUILTIN_KEYWORDS) == {}, said
@@ -159,20 +115,3 @@ def test_builtin_keywords(utterance: str, tool: str, heard: bool) -> None:
 def test_builtin_keywords_single_out_one_command(utterance: str, tool: str) -> None:
     hints = keyword_hints(utterance, BUILTIN_KEYWORDS)
     assert all(v < hints[tool] for k, v in hints.items() if k != tool), hints
-
-
-@pytest.mark.parametrize(
-    ("utterance", "question"),
-    [
-        ("how many cups of flour go into a loaf of bread", True),
-        ("um is it going to rain", True),
-        ("what's on my shopping list", True),
-        # Requests, however polite.
-        ("could you set a timer", False),
-        ("can you play some jazz", False),
-        ("timer please", False),
-        ("set a timer for five minutes", False),
-    ],
-)
-def test_questions_and_requests(utterance: str, question: bool) -> None:
-    assert is_question(utterance) is question

@@ -28,7 +28,10 @@ from jarvis.center.spoken_numbers import digits_for_numbers
         # Words that sound like a number, beside a unit or an operator.
         ("set a timer for too minutes", "set a timer for two minutes"),
         ("what's ate times nine", "what's 8 times 9"),
-        ("what's for plus for", "what's 4 plus 4"),
+        ("what's fore plus fore", "what's 4 plus 4"),
+        # "to" and "for" are words, even beside an operator or a unit.
+        ("remind me three times to take my pills", "remind me 3 times to take my pills"),
+        ("what's ten plus for", "what's 10 plus for"),
         ("add eggs to my list", "add eggs to my list"),
         ("timer for 5 minutes", "timer for 5 minutes"),
         # Fractions of a unit: the number they mean, a length of time in whole units.

@@ -31,7 +31,7 @@ def test_builtin_conversion_through_the_center(node_with_center) -> None:
     backend.add(tool_call("convert_measurement", value=10, from_unit="kilometers",
                           to_unit="miles"))
 
-    result = node.service.process_voice_command("how far is ten kilometres in the old units")
+    result = node.service.process_voice_command("how far is ten kilometres in old miles")
 
     assert result.stop_reason == "complete" and not result.pre_routed
     assert "6.2" in result.message

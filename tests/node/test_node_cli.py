@@ -53,7 +53,7 @@ def _add(a: float, b: float) -> dict:
 
 def test_ask_runs_the_full_pipeline_with_an_in_process_center(scripted) -> None:
     scripted([_add(5, 3)])
-    result = runner.invoke(app, ["ask", "sum up my two numbers"])
+    result = runner.invoke(app, ["ask", "sum up my numbers 5 and 3"])
     assert result.exit_code == 0, result.output
     assert result.output.strip() == "That makes 8."
 
@@ -73,11 +73,21 @@ def test_ask_json_prints_the_structured_result(scripted) -> None:
 
 def test_chat_reads_piped_stdin_and_follows_up(scripted) -> None:
     scripted([_add(5, 3), _add(8, 2)])
-    utterances = "sum up my numbers\n\nand add the next one\nexit\nnever read\n"
+    utterances = "sum up my numbers 5 and 3\n\nand add 2 to the 8\nexit\nnever read\n"
     result = runner.invoke(app, ["chat"], input=utterances)
     assert result.exit_code == 0, result.output
     lines = [line for line in result.output.splitlines() if line.startswith("jarvis>")]
     assert lines == ["jarvis> That makes 8.", "jarvis> That makes 10."]
+
+
+def test_chat_follows_up_on_a_fast_path_answer(scripted) -> None:
+    # "what's 5 plus 3" never reaches the scripted LLM; the follow-up does, with its context
+    scripted([{"tool_calls": [{"name": "calculate",
+                               "arguments": {"num1": 8, "num2": 2, "operation": "multiply"}}]}])
+    result = runner.invoke(app, ["chat"], input="what's 5 plus 3\nnow multiply that by 2\n")
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("jarvis>")]
+    assert lines == ["jarvis> 5 plus 3 is 8.", "jarvis> 8 times 2 is 16."]
 
 
 def test_pre_routed_ask_needs_no_language_model(data_dir: Path, monkeypatch) -> None:

@@ -19,13 +19,15 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from jarvis.center import dates
-from jarvis.center.keywords import asks_about_the_world, keyword_hints
+from jarvis.center.claims import REFUSAL, states_tool_facts
+from jarvis.center.grounding import unsaid_required
+from jarvis.center.keywords import keyword_hints
 from jarvis.center.llm.base import (
     LLMBackend,
     LLMBadResponseError,
@@ -37,6 +39,7 @@ from jarvis.center.llm.base import (
     LLMToolCall,
     LLMUnavailableError,
 )
+from jarvis.center.local_turns import local_turn_messages
 from jarvis.center.prompt import (
     compact_dates_message,
     compact_system_prompt,
@@ -169,6 +172,8 @@ class _Turn:
     history: list[dict[str, Any]] | None = None
     node_context: dict[str, Any] | None = None
     node_failures: int = 0
+    # (tool, parameter) pairs already asked for in this exchange: never asked twice.
+    asked: set[tuple[str, str]] = field(default_factory=set)
     trace: dict[str, Any] = field(
         default_factory=lambda: {"llm_calls": [], "retries": [], "server_tools": [],
                                  "tool_calls": [], "tool_results": [], "stages_ms": {}}
@@ -214,12 +219,23 @@ def _unique_ids(calls: list[LLMToolCall]) -> list[LLMToolCall]:
     return out
 
 
-def _parameter_question(problem: CallProblem) -> str:
-    words = (problem.param or "value").replace("_", " ")
-    question = f"What {words} should I use for {problem.tool_name.replace('_', ' ')}?"
-    if problem.valid_values:
-        question += " You can say " + ", ".join(problem.valid_values[:8]) + "."
-    return question
+def _parameter_question(param: str | None, options: Sequence[str] | None = None,
+                        kind: str | None = None) -> str:
+    """The spoken question for one parameter's value ("Which account type: checking or
+    savings?")."""
+    words = (param or "value").replace("_", " ")
+    if options:
+        shown = list(options[:8])
+        choices = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+        return f"Which {words}: {choices}?"
+    if kind == "bool":
+        return f"{words[:1].upper()}{words[1:]}: yes or no?"
+    return f"What {words} should I use?"
+
+
+# Validation problems that only say a required value is absent: asked for, never retried
+# (a retry would have the model make one up).
+_ABSENT = ("this required parameter is missing", "this required parameter is empty")
 
 
 class Engine:
@@ -296,6 +312,9 @@ class Engine:
         if request.node_context is not None:
             turn.node_context = request.node_context.model_dump()
         self._abandon_pending(turn)
+        # What the node answered itself comes first, so a follow-up's "that" has a referent.
+        turn.new_messages.extend(
+            local_turn_messages(request.local_turns, turn.catalog.tools, self._heard))
         turn.new_messages.append({"role": "user", "content": self._heard(request.voice_command)})
         return self._finish(turn, lambda: self._infer(turn))
 
@@ -319,6 +338,7 @@ class Engine:
                 raise MalformedRequestError("validation_response", "must not be empty")
             # The user's answer is new information: the node's failure count starts again.
             self._abandon_pending(turn)
+            turn.asked = {(str(t), str(p)) for t, p in pending.get("asked", [])}
             turn.new_messages.append({"role": "user", "content": self._heard(answer)})
             turn.trace["validation_response"] = answer
             return self._finish(turn, lambda: self._infer(turn))
@@ -490,12 +510,10 @@ class Engine:
             options = next(
                 (e.get("valid_values") for e in errors if e.get("valid_values")), None
             )
-            problem = CallProblem(
-                failed[0].tool_call_id, _call_name(turn, failed[0].tool_call_id), param,
-                "", valid_values=tuple(str(o) for o in options) if options else None,
-            )
-            return self._ask_user(turn, _parameter_question(problem), param,
-                                  list(problem.valid_values or []) or None, failed[0].tool_call_id)
+            values = [str(o) for o in options] if options else None
+            call_id = failed[0].tool_call_id
+            return self._ask_user(turn, _parameter_question(param, values), param, values,
+                                  call_id, _call_name(turn, call_id))
         message = next((r.output.message for r in failed if r.output.message), None)
         return self._error(turn, message or "I couldn't get that command right. Please rephrase.")
 
@@ -522,6 +540,10 @@ class Engine:
                     )
                     return self._ask_user(turn, text, param,
                                           [str(o) for o in options] if options else None, None)
+                if not turn.trace["server_tools"] and states_tool_facts(text):
+                    # Said in place of a call, a reported result is made up.
+                    turn.trace["refused_answer"] = text
+                    text = REFUSAL
                 return self._complete(turn, text)
             asked = next((c for c in calls if c.name == ASK_USER), None)
             if asked is not None:
@@ -534,6 +556,13 @@ class Engine:
                 self._run_server_tools(turn, server)
                 continue
             calls, problems = self._check_calls(turn, calls)
+            absent = [p for p in problems if p.problem in _ABSENT and p.param is not None]
+            if problems and len(absent) == len(problems):
+                return self._ask_for(turn, absent[0].tool_name, absent[0].param,
+                                     absent[0].tool_call_id)
+            unsaid = None if problems else self._first_unsaid(turn, calls)
+            if unsaid is not None:
+                return self._ask_for(turn, *unsaid)
             if not problems:
                 turn.new_messages.append(_assistant_tool_message(calls, reply.content))
                 turn.trace["tool_calls"].extend({"id": c.id, "name": c.name} for c in calls)
@@ -602,9 +631,7 @@ class Engine:
             return {}
         keywords = {name: (spec.command or {}).get("keywords") or []
                     for name, spec in turn.catalog.tools.items()}
-        # A question about the world names no command, whatever words it holds.
-        heard = ({} if asks_about_the_world(turn.voice_command)
-                 else keyword_hints(turn.voice_command, keywords))
+        heard = keyword_hints(turn.voice_command, keywords)
         # Every tool that declares keywords is listed (0.0: none heard), so a backend can
         # tell "nothing named" from "nothing known".
         return {name: heard.get(name, 0.0) for name, words in keywords.items() if words}
@@ -714,12 +741,42 @@ class Engine:
         params = {(p.tool_name, p.param) for p in problems}
         if len(params) == 1 and problems[0].param is not None:
             problem = problems[0]
-            return self._ask_user(turn, _parameter_question(problem), problem.param,
-                                  list(problem.valid_values) if problem.valid_values else None,
-                                  problem.tool_call_id)
+            values = list(problem.valid_values) if problem.valid_values else None
+            return self._ask_user(turn, _parameter_question(problem.param, values),
+                                  problem.param, values, problem.tool_call_id, problem.tool_name)
         return self._error(
             turn, "Sorry, I couldn't work out how to do that. Could you say it another way?"
         )
+
+    def _first_unsaid(self, turn: _Turn, calls: list[LLMToolCall]) -> tuple[str, str, str] | None:
+        """(tool, parameter, call id) of the first required value of `calls` that nothing
+        said in the conversation accounts for, and that was not asked for already."""
+        said = _said_in(turn)
+        zone = (turn.node_context or turn.record.node_context).get("timezone") or "UTC"
+        try:
+            times = bool(dates.dates_heard(said, zone, turn.now) or dates.times_heard(said))
+        except ValueError:  # an unknown zone: any date said is taken as said
+            times = True
+        for call in calls:
+            spec = turn.catalog.tools[call.name]
+            synonyms = {p.name: p.synonyms for p in spec.params.values() if p.synonyms}
+            schema = spec.schema.get("function", spec.schema).get("parameters") or {}
+            arguments = json.loads(call.arguments or "{}")
+            for param in unsaid_required(arguments, schema, said, synonyms, times_said=times):
+                if (call.name, param) not in turn.asked:
+                    turn.trace["unsaid"] = {"tool": call.name, "parameter": param}
+                    return call.name, param, call.id
+        return None
+
+    def _ask_for(
+        self, turn: _Turn, tool: str, param: str, tool_call_id: str | None
+    ) -> tuple[ToolCallingResponse, dict[str, Any] | None]:
+        """Ask the user for one value of `tool` (absent, or not said)."""
+        spec = turn.catalog.tools[tool].params.get(param)
+        options = list(spec.enum) if spec is not None and spec.enum else None
+        kind = spec.type.kind if spec is not None and spec.type is not None else None
+        return self._ask_user(turn, _parameter_question(param, options, kind), param, options,
+                              tool_call_id, tool)
 
     def _run_server_tools(self, turn: _Turn, calls: list[LLMToolCall]) -> None:
         since = time.perf_counter()
@@ -757,14 +814,17 @@ class Engine:
         param: str | None,
         options: list[str] | None,
         tool_call_id: str | None,
+        tool_name: str | None = None,
     ) -> tuple[ToolCallingResponse, dict[str, Any] | None]:
         # The question is kept as the assistant's words, so the answer reads naturally after it.
         turn.new_messages.append({"role": "assistant", "content": question})
         validation = ValidationRequest(
-            question=question, parameter_name=param, options=options, tool_call_id=tool_call_id
+            question=question, parameter_name=param, options=options, tool_call_id=tool_call_id,
+            tool_name=tool_name,
         )
+        asked = sorted(turn.asked | ({(tool_name, param)} if tool_name and param else set()))
         pending = {"kind": "validation", **validation.model_dump(),
-                   "node_failures": turn.node_failures}
+                   "node_failures": turn.node_failures, "asked": [list(a) for a in asked]}
         return self._response(turn, "validation_required", question,
                               validation=validation), pending
 
@@ -804,8 +864,16 @@ def _node_errors(results: list[ToolResult]) -> list[dict[str, Any]]:
     return out
 
 
-def _call_name(turn: _Turn, call_id: str) -> str:
+def _call_name(turn: _Turn, call_id: str) -> str | None:
     for call in (turn.record.pending or {}).get("calls", []):
         if call.get("id") == call_id:
             return str(call.get("name"))
-    return "the command"
+    return None
+
+
+def _said_in(turn: _Turn) -> str:
+    """What the conversation said that a value may come from: the user's turns and the
+    tools' results (a follow-up such as "now times 3" uses an earlier result)."""
+    messages = [*(turn.history or []), *turn.new_messages]
+    return "\n".join(str(m["content"]) for m in messages
+                     if m.get("role") in ("user", "tool") and isinstance(m.get("content"), str))

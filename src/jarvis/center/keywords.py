@@ -68,59 +68,6 @@ def keyword_heard(heard: list[str], keyword: str) -> bool:
     return False
 
 
-# Questions about the world or about Jarvis itself, whatever command words they hold ("who
-# invented the light bulb", "how does a thermostat work", "what's your favorite song"):
-# forms no command is asked in. Kept narrow: "how does the weather look" is a command.
-_WORLD_QUESTION = re.compile(
-    r"^(?:(?:hey|ok|okay) )?(?:jarvis )?"
-    r"(?:who|whom|whose|why|where|which|what year|when (?:did|was|were)"
-    r"|how (?:does|do|did) .+ work|what(?:'s|s| is| was| are) your|is it true"
-    r"|do you (?:remember|like|love)"
-    # The past: "what time did the titanic sink", "what day of the week was july 4th 1776".
-    r"|what (?:time|day|date)(?: of the \w+)? (?:did|was|were)"
-    # How-to: "how do i set a timer on my microwave", "how do you convert a pdf".
-    r"|how (?:do|can|should|would) (?:i|you|we|people|they|one)\b"
-    # An opinion: "is it rude to play music on the train" (not "is it raining").
-    r"|is it (?:rude|cheaper|true|safe|bad|good|better|worse|normal|possible|okay|ok"
-    r"|healthy|legal|weird|wrong|right)\b"
-    # "how hot is the surface of the sun": a thing's measure; the weather is "how hot is it".
-    r"|how (?:hot|cold|warm|far|big|old|tall|deep|heavy) (?:is|are|was|were) (?:the|a|an)"
-    # "how many hours of sleep does a teenager need" (not "how long do i have left").
-    r"|how (?:many|much) .+ (?:does|do|did) (?!(?:i|my|we|our|you)\b)\w+"
-    # "what does the pause symbol look like", "what's a sausage roll made of".
-    r"|what .+ (?:look like|mean|stand for|made of)$"
-    # Feelings: "i love this song", "i hate the rain" (not "i'd like some jazz").
-    r"|(?:i|we) (?:love|like|hate|enjoy|adore)"
-    # The past, which no command acts on: "did i leave the lights on".
-    r"|did (?!you\b))\b"
-)
-# Anywhere in the utterance: records, superlatives and comparisons ("the coldest
-# temperature ever recorded", "the best movie of all time", "is jazz better than blues").
-# And the past anywhere: "the weather was lovely yesterday" (not "i was going to ...").
-_WORLD_WORDS = re.compile(
-    r"\b(?:ever|of all time|better than|worse than|history of"
-    r"|(?:was|were|wasn't|weren't)(?! (?:going|supposed|meant)\b))\b")
-
-
-# A question, not a request put politely ("can you set a timer" asks for a timer).
-_QUESTION = re.compile(
-    r"^(?:(?:hey|ok|okay|so|um|uh) )*(?:jarvis )?"
-    r"(?:what|whats|what's|how|is|are|does|do|did|which|who|where|when|why|was|were"
-    r"|can|could|will|would|should)\b(?! (?:you|ya|u) )")
-
-
-def is_question(utterance: str) -> bool:
-    """Whether `utterance` asks something ("how many cups of flour go into a loaf"), as
-    opposed to asking for something ("could you set a timer", "timer please")."""
-    return _QUESTION.match(" ".join(words(utterance))) is not None
-
-
-def asks_about_the_world(utterance: str) -> bool:
-    """Whether `utterance` is a question no command is asked in (see `_WORLD_QUESTION`)."""
-    text = " ".join(words(utterance))
-    return _WORLD_QUESTION.match(text) is not None or _WORLD_WORDS.search(text) is not None
-
-
 def keyword_hints(utterance: str, keywords: Mapping[str, Iterable[str]]) -> dict[str, float]:
     """Tool name -> how many of its distinct keywords `utterance` contains (zeros left out)."""
     heard = words(utterance)

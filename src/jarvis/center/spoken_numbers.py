@@ -21,9 +21,9 @@ from collections.abc import Callable
 from text_to_num import alpha2digit
 
 # Words heard for a number, and what must stand next to them for it to be that number.
-_SOUNDS_LIKE = {"too": "two", "to": "two", "for": "four", "fore": "four", "ate": "eight",
-                "won": "one"}
-_HOMOPHONE = r"\b(too|to|for|fore|ate|won)\b"
+# Not "to" and "for": as words they are everywhere ("remind me three times to ...").
+_SOUNDS_LIKE = {"too": "two", "fore": "four", "ate": "eight", "won": "one"}
+_HOMOPHONE = r"\b(too|fore|ate|won)\b"
 _BESIDE = r"(?:seconds?|minutes?|hours?|dice|percent|plus|minus|times|divided)\b"
 _BEFORE_UNIT = re.compile(rf"{_HOMOPHONE}(?= {_BESIDE})", re.IGNORECASE)
 _AFTER_OPERATOR = re.compile(rf"\b(plus|minus|times) {_HOMOPHONE}", re.IGNORECASE)
@@ -60,7 +60,7 @@ _WHOLE_RE = rf"(?P<whole>\d+|{'|'.join(_WHOLE)})"
 _NUMBER_RE = rf"(?P<whole>\d+|{'|'.join(w for w in _WHOLE if w not in ('a', 'an'))})"
 # Units a bare fraction may stand before ("half a cup", "a quarter pound"); not "past" or
 # "to" ("quarter past seven" is a clock time), nor every noun ("half a dozen eggs").
-_UNITS = (r"(?:cup|pound|ounce|teaspoon|tablespoon|liter|litre|gallon|pint|quart|"
+UNITS = (r"(?:cup|pound|ounce|teaspoon|tablespoon|liter|litre|gallon|pint|quart|"
           r"kilo|kilogram|gram|mile|kilometer|kilometre|meter|metre|foot|feet|inch|yard|"
           r"stick|degree)(?:e?s)?")
 _Replacement = str | Callable[[re.Match[str]], str]
@@ -95,16 +95,16 @@ def _fraction_rules() -> list[tuple[re.Pattern[str], _Replacement]]:
         rule(r"\b(?:three|3) quarters of an hour\b", "45 minutes"),
         rule(r"\b(?:(?:a|one) )?quarter (?:of an )?hour\b", "15 minutes"),
         # "one and a half cups", "2 and a quarter miles"
-        rule(rf"\b{_WHOLE_RE} and a (?P<part>half|quarter) (?P<unit>{_UNITS})\b",
+        rule(rf"\b{_WHOLE_RE} and a (?P<part>half|quarter) (?P<unit>{UNITS})\b",
              lambda m: f"{_whole(m) + _PART[m['part'].lower()]:g} {m['unit']}"),
         # "7 and a half times 8": any number, not "a day and a half"
         rule(rf"\b{_NUMBER_RE} and a half\b",
              lambda m: f"{_whole(m) + 0.5:g}"),
-        rule(rf"\b(?:three|3) quarters (?:of )?(?:a |an )?(?P<unit>{_UNITS})\b",
+        rule(rf"\b(?:three|3) quarters (?:of )?(?:a |an )?(?P<unit>{UNITS})\b",
              lambda m: f"0.75 {m['unit']}"),
-        rule(rf"\b(?:half (?:a |an )?|a half )(?P<unit>{_UNITS})\b",
+        rule(rf"\b(?:half (?:a |an )?|a half )(?P<unit>{UNITS})\b",
              lambda m: f"0.5 {m['unit']}"),
-        rule(rf"\b(?:a |one )?quarter (?:of )?(?:a |an )?(?P<unit>{_UNITS})\b",
+        rule(rf"\b(?:a |one )?quarter (?:of )?(?:a |an )?(?P<unit>{UNITS})\b",
              lambda m: f"0.25 {m['unit']}"),
     ]
 

@@ -15,6 +15,7 @@ __all__ = [
     "ConversationStartRequest",
     "ConversationStartResponse",
     "ErrorResponse",
+    "LocalTurn",
     "NodeContext",
     "RequestInformationModel",
     "StopReason",
@@ -34,6 +35,12 @@ StopReason = Literal["tool_calls", "validation_required", "complete", "error"]
 # Limits that keep one request from exhausting a small center.
 MAX_TEXT = 4_000
 MAX_TOOLS = 200
+# Fast-path exchanges one voice command may carry, and the JSON size of each one's
+# arguments and output: context for a follow-up, not a transcript.
+MAX_LOCAL_TURNS = 5
+MAX_LOCAL_JSON = 8_000
+# OpenAI's rule for function names; a name the LLM could not have called is refused.
+TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
 
 class _Model(BaseModel):
@@ -98,12 +105,6 @@ class ConversationStartResponse(_Model):
     conversation_id: str
 
 
-class VoiceCommandRequest(_Model):
-    voice_command: str = Field(min_length=1, max_length=MAX_TEXT)
-    conversation_id: str = Field(min_length=1, max_length=200)
-    node_context: NodeContext | None = None
-
-
 class ToolOutput(_Model):
     success: bool = True
     message: str | None = None
@@ -112,6 +113,49 @@ class ToolOutput(_Model):
     # the command keeps the conversation open for a follow-up.
     llm_wording: bool = False
     wait_for_input: bool = False
+
+
+def _check_small_json(value: Any, what: str) -> None:
+    """Refuse what JSON cannot carry (NaN, objects) or what would crowd the LLM's context."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what} must be plain JSON: {exc}") from exc
+    if len(text) > MAX_LOCAL_JSON:
+        raise ValueError(f"{what} is {len(text)} characters of JSON; the limit is {MAX_LOCAL_JSON}")
+
+
+class LocalTurn(_Model):
+    """One exchange the node answered itself (pre-routed, no LLM) before this utterance."""
+
+    voice_command: str = Field(min_length=1, max_length=MAX_TEXT)
+    tool_name: str = Field(pattern=TOOL_NAME_PATTERN)
+    # The arguments pre_route gave the command: never secrets, which are read inside it.
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    output: ToolOutput
+    # What the user heard (a pre-route's spoken_response, or the command's message).
+    assistant_message: str | None = Field(default=None, max_length=MAX_TEXT)
+
+    @field_validator("arguments")
+    @classmethod
+    def _arguments_json(cls, value: dict[str, Any]) -> dict[str, Any]:
+        _check_small_json(value, "arguments")
+        return value
+
+    @field_validator("output")
+    @classmethod
+    def _output_json(cls, value: ToolOutput) -> ToolOutput:
+        _check_small_json({"message": value.message, "context": value.context}, "output")
+        return value
+
+
+class VoiceCommandRequest(_Model):
+    voice_command: str = Field(min_length=1, max_length=MAX_TEXT)
+    conversation_id: str = Field(min_length=1, max_length=200)
+    node_context: NodeContext | None = None
+    # Fast-path exchanges since the node last spoke to the center, oldest first: the center
+    # puts them in the history before `voice_command`, so "that" in a follow-up is known.
+    local_turns: list[LocalTurn] | None = Field(default=None, max_length=MAX_LOCAL_TURNS)
 
 
 class ToolResult(_Model):
@@ -147,6 +191,8 @@ class ValidationRequest(_Model):
     parameter_name: str | None = None
     options: list[str] | None = None
     tool_call_id: str | None = None
+    # The tool whose value is asked for, when the question is about one tool's parameter.
+    tool_name: str | None = None
 
 
 class RequestInformationModel(_Model):

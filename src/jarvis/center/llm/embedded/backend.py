@@ -8,6 +8,7 @@ the `Decoder`, which spends model evaluations only where the output is open.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import json
@@ -25,7 +26,8 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from jarvis.center.keywords import is_question, words
+from jarvis.center.grounding import content_words, durations_said, is_said
+from jarvis.center.keywords import words
 from jarvis.center.llm.base import (
     LLMError,
     LLMPromptTooLongError,
@@ -36,6 +38,7 @@ from jarvis.center.llm.base import (
     LLMUnavailableError,
 )
 from jarvis.center.llm.embedded.answer_probe import AnswerProbe, AnswerProbeError
+from jarvis.center.llm.embedded.cpu import cpu_lists_amx, without_weight_repacking
 from jarvis.center.llm.embedded.grammar import (
     name_option,
     name_prefix,
@@ -45,10 +48,6 @@ from jarvis.center.llm.embedded.grammar import (
 )
 from jarvis.center.llm.embedded.grounding import (
     completed_values,
-    content_words,
-    durations_said,
-    invented_required_arguments,
-    is_said,
     items_from_the_other_clause,
     never_said,
     respelled_required_text,
@@ -61,6 +60,7 @@ from jarvis.center.llm.embedded.prompt import (
     slim_tools,
     with_tool_signatures,
 )
+from jarvis.center.llm.embedded.prompt_state_cache import PromptStateCache, open_cache
 from jarvis.center.llm.model_store import ModelStoreError, resolve_model_path
 
 try:  # optional dependency: the `embedded` extra
@@ -203,6 +203,17 @@ def _utterance(request: LLMRequest) -> str | None:
     return content if last.get("role") == "user" and isinstance(content, str) else None
 
 
+def _user_turns(request: LLMRequest) -> str | None:
+    """Everything the user said in the conversation, when the reply answers the user: a
+    value said in the request stays said after the user answers a question about another
+    one ("find a cheap restaurant" ... "italian")."""
+    if _utterance(request) is None:
+        return None
+    # Joined as sentences, so each turn is a clause of its own.
+    return ". ".join(str(m["content"]) for m in request.messages
+                     if m.get("role") == "user" and isinstance(m.get("content"), str))
+
+
 def _said_in_full(value: str, said: str) -> bool:
     """Whether `value` has words and every meaningful one of them is in `said`."""
     return bool(words(value)) and all(is_said(word, said) for word in content_words(value))
@@ -278,6 +289,12 @@ class EmbeddedBackend:
             them the model's own signals decide, as without a probe.
         state_listener: called with the hidden states of every utterance (the probe's
             features); for training a probe (bench/train_answer_probe.py).
+        prompt_cache_dir: where read prompt prefixes are kept across processes: "auto"
+            (default) for `<data dir>/prompt-cache`, a folder, or None (memory only).
+            See `prompt_state_cache.py` and docs/embedded-llm.md, "Prompt state on disk".
+        weight_repacking: llama.cpp's repacking of weights into extra buffer types;
+            None (default) turns it off where the CPU lists AMX, which some virtual
+            machines list without granting it (see `cpu.py`).
         The other options (keyword and `say` biases, hints, grounding): see
         docs/embedded-llm.md, "Constructor".
     """
@@ -312,14 +329,14 @@ class EmbeddedBackend:
         use_date_hints: bool = True,
         drop_unsaid: bool = True,
         tool_format: str = "json",
-        max_reroutes: int = 2,
-        leader_keywords: float = 2.0,
         choice_bias: float = 8.0,
         unsaid_key_bias: float = -100.0,
         answer_probe: str | Path | None = "auto",
         probe_answer_above: float = 1.0,
         probe_call_below: float = -2.0,
         state_listener: Callable[[dict[str, npt.NDArray[np.float32]]], None] | None = None,
+        prompt_cache_dir: str | Path | None = "auto",
+        weight_repacking: bool | None = None,
     ) -> None:
         if tool_format not in ("json", "signatures"):
             raise ValueError("tool_format must be 'json' or 'signatures'")
@@ -329,8 +346,6 @@ class EmbeddedBackend:
         self.probe_call_below = probe_call_below
         self.state_listener = state_listener
         self._probe: AnswerProbe | None = None
-        self.max_reroutes = max(0, max_reroutes)
-        self.leader_keywords = leader_keywords
         self.choice_bias = choice_bias
         self.unsaid_key_bias = unsaid_key_bias
         self.drop_unsaid = drop_unsaid
@@ -368,6 +383,9 @@ class EmbeddedBackend:
         self._vocab: Any = None
         self._prompt: ChatPrompt | None = None
         self._prefixes: OrderedDict[bytes, _Prefix] = OrderedDict()
+        self.prompt_cache_dir = prompt_cache_dir
+        self.weight_repacking = weight_repacking
+        self._prompt_states: PromptStateCache | None = None  # opened at load
         self._grammars: OrderedDict[str, GrammarSampler] = OrderedDict()
         self._pieces: dict[int, bytes] = {}
         self._special: dict[str, int] = {}
@@ -375,7 +393,6 @@ class EmbeddedBackend:
         self._dropped: list[str] = []  # optional arguments of the last reply nobody said
         # Values of the last reply put in the user's words, or completed from them.
         self._respelled: list[str] = []
-        self._rerouted: list[str] = []  # tools of the last reply given up (invented values)
         # Set at load: see _quote_tails.
         self._tails: tuple[frozenset[int], npt.NDArray[np.int32]] = (frozenset(), np.zeros(
             0, dtype=np.int32))
@@ -414,16 +431,19 @@ class EmbeddedBackend:
             raise LLMUnavailableError(
                 f"model file {path} does not exist; run `jarvis model prepare`"
             )
+        repack = self.weight_repacking if self.weight_repacking is not None else (
+            not cpu_lists_amx())
         try:
-            llm = llama_cpp.Llama(
-                model_path=str(path),
-                n_ctx=self.n_ctx,
-                n_batch=self.n_batch,
-                n_threads=self.n_threads,
-                n_threads_batch=self.n_threads,
-                flash_attn=self.flash_attn,
-                verbose=False,
-            )
+            with contextlib.nullcontext() if repack else without_weight_repacking(llama_cpp):
+                llm = llama_cpp.Llama(
+                    model_path=str(path),
+                    n_ctx=self.n_ctx,
+                    n_batch=self.n_batch,
+                    n_threads=self.n_threads,
+                    n_threads_batch=self.n_threads,
+                    flash_attn=self.flash_attn,
+                    verbose=False,
+                )
         except (ValueError, RuntimeError, OSError) as exc:
             raise LLMUnavailableError(
                 f"could not load the model {path}: {exc}. The file may be corrupt or not a "
@@ -444,6 +464,11 @@ class EmbeddedBackend:
             self._special[text] = ids[0]
         self._tails = self._quote_tails()  # a vocabulary scan: at load, not in a request
         self._probe = self._load_probe(path, llm.n_embd())
+        # What a saved state depends on besides its tokens (n_threads does not change it;
+        # repacked weights compute slightly different numbers).
+        self._prompt_states = open_cache(self.prompt_cache_dir, path, {
+            "n_ctx": self.n_ctx, "n_batch": self.n_batch, "flash_attn": self.flash_attn,
+            "weight_repacking": repack, "llama_cpp": llama_cpp.__version__})
 
     def _load_probe(self, path: Path, n_embd: int) -> AnswerProbe | None:
         source = self.answer_probe_source
@@ -608,7 +633,6 @@ class EmbeddedBackend:
         self._first_gap = None
         self._dropped = []
         self._respelled = []
-        self._rerouted = []
         name_scores: dict[str, float] = {}
         content: str | None = None
         calls: list[LLMToolCall] = []
@@ -643,12 +667,9 @@ class EmbeddedBackend:
                     wants_call, content = True, None
             if wants_call:
                 calls = self._tool_calls(decoder, choice_tools, grammar, request.tool_hints,
-                                         _utterance(request), unheard=unheard)
+                                         _user_turns(request), unheard=unheard)
                 name_scores = decoder.name_scores
                 finish = "tool_calls"
-                decoder, calls, more = self._reroute_invented(
-                    request, full, prefix, deadline, decoder, calls, choice_tools, unheard)
-                passes += more
             if calls and calls[0].name == NO_TOOL and choice_tools is not request.tools:
                 # Back to the end of the prompt (one token re-read), then answer in words.
                 decoder, spent = self._rewind(request, full, prefix, deadline, decoder)
@@ -659,26 +680,21 @@ class EmbeddedBackend:
                 calls = []
                 # `say` chosen, then a client tool's call written out (a made-up tool's,
                 # `send_email {}`, is an answer: no client tool does that).
-                left = [t for t in request.tools if tool_name(t) not in self._rerouted]
-                if left and _looks_like_a_call(content) and _names_a_tool(content, left):
+                if _looks_like_a_call(content) and _names_a_tool(content, request.tools):
                     decoder, spent = self._rewind(request, full, prefix, deadline, decoder)
                     passes += spent
-                    written = self._tool_calls(decoder, left, self._grammar_for(left),
-                                               request.tool_hints, _utterance(request))
-                    # A call with made-up required values is worse than the answer.
-                    if written and not self._invented(written[0], left, request):
-                        calls, content, finish = written, None, "tool_calls"
+                    calls = self._tool_calls(decoder, request.tools,
+                                             self._grammar_for(request.tools),
+                                             request.tool_hints, _user_turns(request))
+                    content, finish = None, "tool_calls"
         elif use_tools and grammar is not None:
             wants_call, first_text = True, None
             if request.allow_direct_answer:
                 wants_call, first_text = self._call_or_text(decoder.logits(), request.tools)
             if wants_call:
                 calls = self._tool_calls(decoder, request.tools, grammar, request.tool_hints,
-                                         _utterance(request))
+                                         _user_turns(request))
                 finish = "tool_calls"
-                decoder, calls, more = self._reroute_invented(
-                    request, full, prefix, deadline, decoder, calls, request.tools, False)
-                passes += more
             else:
                 content, finish = self._answer(request, decoder, first_text)
         else:
@@ -706,8 +722,6 @@ class EmbeddedBackend:
             reply.usage["dropped_arguments"] = list(self._dropped)
         if self._respelled:
             reply.usage["respelled_arguments"] = list(self._respelled)
-        if self._rerouted:
-            reply.usage["rerouted_from"] = list(self._rerouted)
         return reply
 
     def _probe_verdict(self, request: LLMRequest, score: float | None) -> str | None:
@@ -743,71 +757,6 @@ class EmbeddedBackend:
         spent = decoder.stats.evals
         self._restore(full, prefix, deadline=deadline)
         return self._decoder(request, full, prefix, deadline), spent
-
-    def _invented(
-        self, call: LLMToolCall, tools: list[dict[str, Any]], request: LLMRequest
-    ) -> bool:
-        """Whether `call` fills a required number or duration nobody said, for a tool the
-        keywords heard do not single out.
-
-        When the user named the tool ("set a timer", "timer please": its keywords, more
-        than any other tool's), a missing value is the command's to ask for. When another
-        tool was named as often ("stop the egg timer": `set_timer`, `cancel_timer` and
-        `check_timers` all heard "timer"), or a question holds a single one of its words
-        ("how many cups of flour go into a loaf of bread"), an invented value is the sign
-        of the wrong tool; `leader_keywords` of them name the tool even in a question.
-        """
-        if call.name == NO_TOOL:
-            return False
-        hints = request.tool_hints
-        heard = hints.get(call.name, 0)
-        if heard > 0 and all(v < heard for k, v in hints.items() if k != call.name) and (
-                heard >= self.leader_keywords or not is_question(_utterance(request) or "")):
-            return False
-        tool = next(t for t in tools if tool_name(t) == call.name)
-        arguments = json.loads(call.arguments)
-        return bool(invented_required_arguments(arguments, tool, _said_text(request)))
-
-    def _reroute_invented(
-        self,
-        request: LLMRequest,
-        full: npt.NDArray[np.intc],
-        prefix: npt.NDArray[np.intc],
-        deadline: float,
-        decoder: Any,
-        calls: list[LLMToolCall],
-        tools: list[dict[str, Any]],
-        unheard: bool,
-    ) -> tuple[Any, list[LLMToolCall], int]:
-        """Choose again, without it, while the chosen tool's required values were never said.
-
-        "go back to the previous track" -> `set_timer {"duration": "PT5M"}`: a required
-        number or duration nobody said, for a tool the keywords heard do not single out
-        (see `_invented`), means the model reached for the wrong tool; the next best is
-        asked for, at most `max_reroutes` times. When a spoken answer is allowed, only tools
-        whose keywords were heard stay in the running (none: the answer). Returns the
-        decoder, the calls and the passes spent on the calls given up.
-        """
-        passes = 0
-        while calls and calls[0].name != NO_TOOL and len(self._rerouted) < self.max_reroutes:
-            if not self._invented(calls[0], tools, request):
-                break
-            self._rerouted.append(calls[0].name)
-            tools = [t for t in tools if tool_name(t) not in self._rerouted]
-            if any(t is NO_TOOL_SCHEMA for t in tools):
-                # After a wrong reach only a tool the user named is likely; else words.
-                tools = [t for t in tools if t is NO_TOOL_SCHEMA
-                         or request.tool_hints.get(tool_name(t), 0) > 0]
-                if tools == [NO_TOOL_SCHEMA]:
-                    calls = [LLMToolCall(id="call_say", name=NO_TOOL, arguments="{}")]
-                    break
-            if not tools:
-                break
-            decoder, spent = self._rewind(request, full, prefix, deadline, decoder)
-            passes += spent
-            calls = self._tool_calls(decoder, tools, self._grammar_for(tools), request.tool_hints,
-                                     _utterance(request), unheard=unheard)
-        return decoder, calls, passes
 
     def _answer(self, request: LLMRequest, decoder: Any, first: int | None) -> tuple[str, str]:
         """A spoken answer: short (cut at a sentence end) when given in place of a call.
@@ -850,7 +799,7 @@ class EmbeddedBackend:
         info: dict[str, Any] | None = None,
     ) -> Any:
         """A decoder at the end of the prompt; `opening`/`info` as `_restore` left them."""
-        utterance, said = _utterance(request), _said_text(request)
+        utterance, said = _user_turns(request), _said_text(request)
         # Values are judged against what was said only where unsaid ones are dropped.
         grounded = utterance if self.drop_unsaid else None
         decoder = Decoder(
@@ -1154,6 +1103,8 @@ class EmbeddedBackend:
         `prompt_logits` and `after_logits`. `states`: also read the hidden states the
         answer probe needs from that batch (`info["states"]`, see `_read_states`).
         """
+        # A prefix neither live nor in memory may have been read by an earlier process.
+        from_disk = self._prefix_from_disk(prefix, self._common(self._live_tokens(), full))
         live = self._common(self._live_tokens(), full)
         best: _Prefix | None = None
         for saved in self._prefixes.values():
@@ -1161,7 +1112,7 @@ class EmbeddedBackend:
             longer = n > live and n <= len(full) and (best is None or n > len(best.tokens))
             if longer and np.array_equal(full[:n], saved.tokens):
                 best = saved
-        source = "live" if live > 0 else "none"
+        source = "disk" if from_disk else "live" if live > 0 else "none"
         if best is not None:
             self._load_prefix(best)
             reused = len(best.tokens)
@@ -1253,9 +1204,36 @@ class EmbeddedBackend:
         size = llama_cpp.llama_state_seq_get_size(ctx, 0)
         buf = (ctypes.c_uint8 * size)()
         written = llama_cpp.llama_state_seq_get_data(ctx, buf, size, 0)
-        self._prefixes[self._key(tokens)] = _Prefix(tokens.copy(), bytes(buf)[:written])
+        saved = _Prefix(tokens.copy(), bytes(buf)[:written])
+        self._prefixes[self._key(tokens)] = saved
         while len(self._prefixes) > self.prefix_cache_size:
             self._prefixes.popitem(last=False)
+        if self._prompt_states is not None:
+            # Once per new prefix, right after reading it for 15-35 s: writing the file
+            # (~35 MB for the built-in prompt) takes 50-70 ms, not worth deferring.
+            self._prompt_states.save(saved.tokens, saved.state)
+
+    def _prefix_from_disk(self, prefix: npt.NDArray[np.intc], live: int) -> bool:
+        """Bring `prefix` into the context from the state an earlier process saved, when
+        it is not live or in memory; whether it was there and llama.cpp took it."""
+        cache = self._prompt_states
+        if cache is None or not len(prefix) or live >= len(prefix) or self._has_prefix(prefix):
+            return False
+        state = cache.load(prefix)
+        if state is None:
+            return False
+        saved = _Prefix(prefix.copy(), state)
+        self._prefixes[self._key(prefix)] = saved
+        try:
+            self._load_prefix(saved)
+        except LLMError:
+            del self._prefixes[self._key(prefix)]
+            self._llm.n_tokens = 0  # sequence 0 was cleared before the refusal
+            cache.discard(prefix, "llama.cpp could not restore it")
+            return False
+        while len(self._prefixes) > self.prefix_cache_size:
+            self._prefixes.popitem(last=False)
+        return True
 
     def _load_prefix(self, saved: _Prefix) -> None:
         ctx = self._llm.ctx

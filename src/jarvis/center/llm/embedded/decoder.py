@@ -32,6 +32,7 @@ import llama_cpp
 import numpy as np
 import numpy.typing as npt
 
+from jarvis.center.grounding import in_unit, unit_of_time
 from jarvis.center.llm.base import LLMBadResponseError, LLMTimeoutError
 from jarvis.center.llm.embedded.grammar import (
     arguments_schema,
@@ -839,9 +840,27 @@ class Decoder:
             target = targets[self.choose(options, bias)]
             if target is None:
                 return
-            self.walk_value(props[target][1], (heard or {}).get(props[target][0], ()),
-                            optional=None if props[target][2] else props[target][0])
+            key, sub = props[target][0], props[target][1]
+            counted = self._counted_in_time(key, sub)
+            if counted is not None:  # "a 10 minute timer" for duration_seconds: 600
+                self.choose(counted)
+            else:
+                self.walk_value(sub, (heard or {}).get(key, ()),
+                                optional=None if props[target][2] else key)
             i, first = target + 1, False
+
+    def _counted_in_time(self, key: str, schema: dict[str, Any]) -> list[bytes] | None:
+        """For a number counted in a unit of time, the lengths of time said in that unit
+        (a small model writes 10000 for "10 minutes" in seconds); None otherwise."""
+        if not self.duration_hints or schema.get("type") not in ("integer", "number") or (
+                schema.get("enum")):
+            return None
+        unit = unit_of_time(key, schema)
+        if unit is None:
+            return None
+        values = in_unit(self.duration_hints, unit, whole=schema.get("type") == "integer")
+        options = [v.encode() for v in values]
+        return options if options and _prefix_free(options) else None
 
     def _key_bias(self, schema: dict[str, Any], heard: Sequence[str] = ()) -> float:
         """The prior for opening an optional key: more against a date or time not said,

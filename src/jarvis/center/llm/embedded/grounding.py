@@ -14,65 +14,20 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rapidfuzz import fuzz
-
+from jarvis.center.grounding import (
+    FUNCTION_WORDS,
+    NUMBER,
+    free_text,
+    is_number,
+    is_said,
+    numbers_said,
+    plain_number,
+    text_choice,
+    word_said,
+)
 from jarvis.center.keywords import words
 from jarvis.center.llm.embedded.grammar import arguments_schema, tool_name
 from jarvis.center.llm.embedded.prompt import first_clause
-
-# A value word counts as said when this similar to a word of the utterance (plurals, ASR).
-_SIMILAR = 80.0
-
-
-def _said(word: str, heard: list[str]) -> bool:
-    return any(word == h or fuzz.ratio(word, h, score_cutoff=_SIMILAR) for h in heard)
-
-
-# Words any sentence has: sharing one of them says nothing about where a value came from
-# ("take out the trash" was not said in "don't let me forget the dentist").
-_FUNCTION_WORDS = frozenset({
-    "a", "an", "the", "my", "our", "your", "his", "her", "their", "its", "this", "that",
-    "these", "those", "some", "any", "it", "them", "me", "i", "you", "we", "he", "she",
-    "they", "to", "of", "in", "on", "at", "for", "from", "with", "by", "and", "or", "but",
-    "is", "are", "be"})
-
-
-def content_words(text: str) -> list[str]:
-    """The words of `text` that carry its meaning (all of them when none does)."""
-    found = words(text)
-    return [w for w in found if w not in _FUNCTION_WORDS] or found
-
-
-def is_said(value: str, utterance: str) -> bool:
-    """Whether any meaningful word of `value` (or a close one) is in `utterance`."""
-    value_words = content_words(value)
-    if not value_words:
-        return True  # nothing to check ("" or punctuation): not an invention
-    heard = words(utterance)
-    return any(_said(w, heard) for w in value_words)
-
-
-_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
-# Words the center leaves as words (small isolated numbers) and words that mean a number.
-_NUMBER_WORDS = {
-    "a": 1, "an": 1, "one": 1, "single": 1, "first": 1, "two": 2, "second": 2,
-    "couple": 2, "pair": 2, "double": 2, "three": 3, "third": 3, "four": 4, "five": 5,
-    "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-    "dozen": 12, "zero": 0, "no": 0, "none": 0,
-}
-
-
-def numbers_said(utterance: str, *, articles: bool = True) -> set[float]:
-    """The numbers in `utterance`: as digits ("1,000", "2.5") or as small number words
-    ("a" and "an" as 1 unless `articles` is false)."""
-    found = {float(_NUMBER_WORDS[w]) for w in words(utterance)
-             if w in _NUMBER_WORDS and (articles or w not in ("a", "an"))}
-    for text in _NUMBER.findall(utterance):
-        # "-40" (the center signs "minus 40") is said, and so is 40: the sign may be lost.
-        for number in (text, text.lstrip("-")):
-            found.add(float(number.replace(",", "")))
-            found.add(float(number.replace(",", ".")))
-    return found
 
 
 def unsaid_optional_arguments(
@@ -96,18 +51,18 @@ def unsaid_optional_arguments(
         sub = props.get(key)
         if key in required or not isinstance(sub, dict):
             continue
-        if _plain_number(sub):
-            if _is_number(value) and float(value) not in said_numbers:
+        if plain_number(sub):
+            if is_number(value) and float(value) not in said_numbers:
                 unsaid.append(key)
             continue
-        if _text_choice(sub) and isinstance(value, str):
+        if text_choice(sub) and isinstance(value, str):
             if value not in (choices or {}).get(key, ()) and not _choice_said(
                     value, sub, utterance):
                 unsaid.append(key)
             continue
-        if _free_text(sub) and isinstance(value, str):
+        if free_text(sub) and isinstance(value, str):
             texts = [value]
-        elif sub.get("type") == "array" and _free_text(sub.get("items") or {}) and value:
+        elif sub.get("type") == "array" and free_text(sub.get("items") or {}) and value:
             texts = [v for v in value if isinstance(v, str)]  # ["milk", "eggs"] nobody said
         else:
             continue
@@ -124,22 +79,12 @@ def never_said(schema: dict[str, Any], utterance: str, heard: Sequence[str] = ()
     `unsaid_optional_arguments` would drop it; the decoder does not open such a key."""
     if heard:
         return False
-    if _plain_number(schema):
+    if plain_number(schema):
         return not numbers_said(utterance)
-    if _text_choice(schema):
+    if text_choice(schema):
         return not any(_choice_said(str(v), schema, utterance) for v in schema["enum"])
     return False
 
-
-def _plain_number(schema: dict[str, Any]) -> bool:
-    """A number the model writes, not one chosen from an enum."""
-    return schema.get("type") in ("integer", "number") and not schema.get("enum")
-
-
-def _text_choice(schema: dict[str, Any]) -> bool:
-    """A string chosen from an enum."""
-    return schema.get("type") == "string" and isinstance(schema.get("enum"), list) and bool(
-        schema["enum"])
 
 
 def _choice_said(value: str, schema: dict[str, Any], utterance: str) -> bool:
@@ -149,7 +94,7 @@ def _choice_said(value: str, schema: dict[str, Any], utterance: str) -> bool:
     clause = first_clause(str(schema.get("description") or ""))
     named = [w for w in words(f"{value.replace('_', ' ')} {clause}") if len(w) >= _STEM]
     heard = words(utterance)
-    return any(_said(w, heard) for w in named)
+    return any(word_said(w, heard) for w in named)
 
 
 def _names_only(value: str, own: list[str]) -> bool:
@@ -179,7 +124,7 @@ def respelled_required_text(
     fixed: dict[str, str] = {}
     for key in schema.get("required") or []:
         value, sub = arguments.get(key), props.get(key)
-        if not isinstance(value, str) or not isinstance(sub, dict) or not _free_text(sub):
+        if not isinstance(value, str) or not isinstance(sub, dict) or not free_text(sub):
             continue
         if is_said(value, utterance):
             continue
@@ -206,7 +151,7 @@ def completed_values(arguments: dict[str, Any], tool: dict[str, Any], utterance:
     props = arguments_schema(tool).get("properties") or {}
     heard = words(utterance)
     clauses = [words(c) for c in _CLAUSE_BREAK.split(utterance)]
-    numbers = _NUMBER.findall(utterance)
+    numbers = NUMBER.findall(utterance)
     signed = {float(n) for n in numbers if n.startswith("-")}
     unsigned = {float(n) for n in numbers if not n.startswith("-")}
     fixed: dict[str, Any] = {}
@@ -214,14 +159,14 @@ def completed_values(arguments: dict[str, Any], tool: dict[str, Any], utterance:
         sub = props.get(key)
         if not isinstance(sub, dict):
             continue
-        if sub.get("type") in ("integer", "number") and _is_number(value) and value > 0:
+        if sub.get("type") in ("integer", "number") and is_number(value) and value > 0:
             if -float(value) in signed and float(value) not in unsigned:
                 fixed[key] = -value
-        elif _free_text(sub) and isinstance(value, str):
+        elif free_text(sub) and isinstance(value, str):
             full = _completed(value, heard, clauses)
             if full != value:
                 fixed[key] = full
-        elif (sub.get("type") == "array" and _free_text(sub.get("items") or {})
+        elif (sub.get("type") == "array" and free_text(sub.get("items") or {})
               and isinstance(value, list)):
             items = [_completed(v, heard, clauses) if isinstance(v, str) else v
                      for v in value]
@@ -254,7 +199,7 @@ _PARTICLES = frozenset({
 
 def _describes(word: str, value: list[str]) -> bool:
     """Whether `word` may be part of a name: no function word, particle or number."""
-    return (word not in _FUNCTION_WORDS and word not in _PARTICLES and not word[0].isdigit()
+    return (word not in FUNCTION_WORDS and word not in _PARTICLES and not word[0].isdigit()
             and word not in value)
 
 
@@ -301,7 +246,7 @@ def items_from_the_other_clause(
     for key, value in arguments.items():
         sub = props.get(key)
         if not (isinstance(sub, dict) and sub.get("type") == "array" and isinstance(value, list)
-                and _free_text(sub.get("items") or {})):
+                and free_text(sub.get("items") or {})):
             continue
         naming = [v for v in value if isinstance(v, str) and own in _letters(v)]
         if not naming:
@@ -360,149 +305,3 @@ def _per_phrase(value: list[str], heard: list[str]) -> str | None:
         if heard[start:end] == value and heard[end] == "per":
             return f"per {heard[end + 1]}"
     return None
-
-
-def _free_text(schema: dict[str, Any]) -> bool:
-    return schema.get("type") == "string" and not schema.get("enum") and not schema.get("format")
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-# Words that stand for a number in arithmetic ("half of 30" is 30 / 2).
-_ARITHMETIC_WORDS = {"half": (2.0, 0.5), "halve": (2.0, 0.5), "twice": (2.0,),
-                     "triple": (3.0,), "quarter": (4.0, 0.25), "percent": (100.0,)}
-
-
-def invented_required_arguments(
-    arguments: dict[str, Any], tool: dict[str, Any], said: str
-) -> list[str]:
-    """Keys of required numbers, or durations, that nothing in `said` accounts for.
-
-    A small model asked "how many legs does a spider have" may still pick `calculate`
-    and fill its two required numbers with 1 and 1; a value nobody said means the tool
-    is not what the user asked for (the caller decides what to do about it). `said` is
-    what the user and the conversation said, so a follow-up may use an earlier result.
-    """
-    schema = arguments_schema(tool)
-    props = schema.get("properties") or {}
-    # "a spider" is no 1: an article said is too weak to account for a required number.
-    numbers = numbers_said(said, articles=False)
-    for word in words(said):
-        numbers.update(_ARITHMETIC_WORDS.get(word, ()))
-    invented = []
-    for key in schema.get("required") or []:
-        sub = props.get(key)
-        value = arguments.get(key)
-        if not isinstance(sub, dict) or key not in arguments:
-            continue
-        if _plain_number(sub):
-            if _is_number(value) and not _number_said(float(value), numbers):
-                invented.append(key)
-        elif sub.get("format") == "duration" and not _duration_said(value, said):
-            # "go back to the previous track" is no 5-minute timer, "set the volume to
-            # fifty" no 50-minute one, and "hold on a second" no 5-minute one: a length of
-            # time is said as an amount of a unit.
-            invented.append(key)
-    return invented
-
-
-# Unit of time -> seconds ("min" and "hr" as heard in speech recognition output too).
-_TIME_UNITS = {"second": 1, "seconds": 1, "sec": 1, "secs": 1, "minute": 60, "minutes": 60,
-               "min": 60, "mins": 60, "hour": 3600, "hours": 3600, "hr": 3600, "hrs": 3600}
-# A misheard unit is this similar ("minuets" ~ "minutes": 86; "house" ~ "hours": 80 is not).
-_SIMILAR_UNIT = 85.0
-_PARTS = {"half": 0.5, "quarter": 0.25}  # "half an hour"
-_FILLERS = {"more", "extra", "whole", "full", "long", "a", "an", "of"}
-_ISO_DURATION = re.compile(
-    r"P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?"
-    r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?")
-
-
-def _unit_seconds(word: str) -> int | None:
-    if word in _TIME_UNITS:
-        return _TIME_UNITS[word]
-    for unit, seconds in _TIME_UNITS.items():
-        if len(unit) >= 5 and fuzz.ratio(word, unit, score_cutoff=_SIMILAR_UNIT):
-            return seconds
-    return None
-
-
-# Words and numbers as a length of time is said ("2.5 minutes" keeps its decimals).
-_DURATION_WORD = re.compile(r"\d+(?:\.\d+)?|[a-z]+")
-
-
-def _duration_words(said: str) -> list[str]:
-    return _DURATION_WORD.findall(said.lower())
-
-
-def _runs_said(heard: list[str]) -> list[list[float]]:
-    """Lengths of time said (`heard`: `_duration_words`), in seconds, grouped into runs
-    of amounts said one after the other, each in a smaller unit: "1 hour 30 minutes, then
-    5 seconds" -> [[3600, 1800], [5]]."""
-    runs: list[list[float]] = []
-    index, last_end, last_unit = 0, -1, 0
-    while index < len(heard):
-        number = _NUMBER_WORDS.get(heard[index], _PARTS.get(heard[index]))
-        if number is None and heard[index][0].isdigit():
-            number = float(heard[index])
-        # "5 minutes", "5 more minutes", "half an hour" (but "a few minutes" is no amount).
-        at = index + 1
-        if at < len(heard) and heard[at] in _FILLERS:
-            at += 1
-        unit = _unit_seconds(heard[at]) if number is not None and at < len(heard) else None
-        if number is None or unit is None:
-            index += 1
-            continue
-        # "1 hour (and) 30 minutes" is one length; "10 minutes and 5 minutes" two.
-        joined = index == last_end or (index == last_end + 1 and heard[last_end] == "and")
-        if runs and joined and unit < last_unit:
-            runs[-1].append(float(number) * unit)
-        else:
-            runs.append([float(number) * unit])
-        index = last_end = at + 1
-        last_unit = unit
-    return runs
-
-
-def durations_said(utterance: str) -> list[str]:
-    """The lengths of time `utterance` names, as ISO-8601 durations, one per run of
-    amounts ("1 hour 30 minutes" -> PT1H30M, "half an hour" -> PT30M)."""
-    totals = dict.fromkeys(sum(run) for run in _runs_said(_duration_words(utterance)))
-    return [_iso_duration(total) for total in totals if total > 0]
-
-
-def _iso_duration(seconds: float) -> str:
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    parts = ((hours, "H"), (minutes, "M"), (secs, "S"))
-    return "PT" + "".join(f"{_plain(n)}{unit}" for n, unit in parts if n)
-
-
-def _plain(number: float) -> str:
-    return str(int(number)) if float(number).is_integer() else f"{number:g}"
-
-
-def _duration_said(value: Any, said: str) -> bool:
-    """Whether the length of time `value` (ISO-8601) is one `said` names, alone or as
-    consecutive parts ("1 hour 30 minutes"); a unit said without a number is enough."""
-    heard = _duration_words(said)
-    if not any(_unit_seconds(w) is not None for w in heard):
-        return False
-    match = _ISO_DURATION.fullmatch(value) if isinstance(value, str) else None
-    if match is None or not any(match.groups()):
-        return True  # not a duration the grammar wrote: validation judges it
-    scale = {"d": 86400, "h": 3600, "m": 60, "s": 1}
-    seconds = sum(float(match[k]) * n for k, n in scale.items() if match[k])
-    runs = _runs_said(heard)
-    if not runs:
-        return True  # "a few minutes", "minutes please": the unit alone was said
-    sums = {sum(run[i:j]) for run in runs for i in range(len(run))
-            for j in range(i + 1, len(run) + 1)}
-    return any(abs(seconds - total) < 1e-6 for total in sums)
-
-
-def _number_said(value: float, numbers: set[float]) -> bool:
-    # "15 percent of 80": 0.15 is 15 said as a percentage.
-    return value in numbers or any(abs(value * 100 - n) < 1e-9 for n in numbers)

@@ -1,0 +1,45 @@
+"""Whether an answer in words states what only a tool could know.
+
+An LLM that answers a request in words instead of calling a tool may make up its result:
+"The weather in Atlanta is sunny with a mild breeze", "Timer stopped.", "I've booked a
+table for 7 pm". Said in place of a call, such an answer is a false report, so the
+engine speaks a plain refusal instead. What counts is general, not any command's: an
+action claimed as done or under way, a clock time or calendar date, a temperature or the
+weather, a price or balance, a share. Plain numbers and names stay ("A spider has eight
+legs", "Lima"): general knowledge is the LLM's to give.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["REFUSAL", "states_tool_facts"]
+
+REFUSAL = "Sorry, I can't help with that."
+
+_PATTERNS = [
+    # An action reported as done, started or promised by the assistant or the system.
+    r"\b(?:i've|i have|i'll|i will|i'm|i am|i just|i've just)\s+(?:\w+\s+)?"
+    r"(?:set|added|booked|reserved|scheduled|started|stopped|cancel+ed|turned|sent|played"
+    r"|playing|found|transferred|created|ordered|bought|called|removed|deleted|paused"
+    r"|booking|setting|adding|checking|looking|searching|turning|sending|reserving)\b",
+    r"\b(?:has|have) been (?:set|added|booked|reserved|scheduled|started|stopped|cancel+ed"
+    r"|turned|sent|transferred|created|ordered|removed|deleted|paused)\b",
+    r"\b(?:is|are) now\b",
+    r"^(?:done|ok(?:ay)?,? done|all set|timer (?:set|stopped|started)|booked|reserved)\b",
+    # A reading only a device or a service has.
+    r"\b\d{1,2}(?::\d{2})\s*(?:[ap]\.?m\.?)?\b|\b\d{1,2}\s*[ap]\.?m\.?\b",
+    r"[°℃℉]|\bdegrees?\b|\bcelsius\b|\bfahrenheit\b",
+    r"\b(?:sunny|cloudy|overcast|raining|rainy|snowing|drizzle|thunderstorms?|humid"
+    r"|breezy|windy|foggy|clear skies)\b",
+    r"[$€£¥]\s*\d|\b\d+(?:\.\d+)?\s*(?:dollars?|euros?|pounds sterling|usd|eur)\b",
+    r"\b(?:your|the) (?:balance|account|reservation|booking|order|flight|ride|timer|alarm"
+    r"|reminder) (?:is|was|has|will)\b",
+    r"\b(?:minutes?|seconds?|hours?) (?:left|remaining)\b",
+]
+_CLAIM = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
+
+
+def states_tool_facts(answer: str) -> bool:
+    """Whether `answer` reports an action or a reading only a tool could give."""
+    return _CLAIM.search(answer.replace("\u2019", "'")) is not None

@@ -1,0 +1,344 @@
+"""Whether the values of a tool call were said, or follow from what was said.
+
+General language handling that serves every command and every backend: the engine asks
+the user for a required value nothing said accounts for instead of passing an invented
+one to the node ("I need a cab" is no `get_ride(destination="Los Angeles")`), and the
+embedded backend drops optional values nobody asked for. What counts as said:
+
+- free text: one of its meaningful words, or a close one (plurals, speech recognition);
+- a number: said as digits or as a small number word, or derived from what was said: a
+  length of time in another unit ("10 minutes" is 600 for a value in seconds), the
+  schema's bounds for "max" or "min", "half" of them, a percentage;
+- a length of time (ISO-8601): an amount of a unit said;
+- a choice (enum): a word of the value; a choice the command describes with
+  `enum_synonyms` (an action: "put on some jazz" is play) is the LLM's reading;
+- a flag: a word of its name ("shared_ride" by "a shared ride");
+- a date or a time: a date or time said (the center resolves the phrase itself).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from rapidfuzz import fuzz
+
+from jarvis.center.keywords import words
+from jarvis.center.spoken_numbers import UNITS
+
+__all__ = [
+    "FUNCTION_WORDS",
+    "NUMBER",
+    "content_words",
+    "derived_numbers",
+    "durations_said",
+    "free_text",
+    "in_unit",
+    "is_number",
+    "is_said",
+    "numbers_said",
+    "plain_number",
+    "text_choice",
+    "unit_of_time",
+    "unsaid_required",
+    "word_said",
+]
+
+# A value word counts as said when this similar to a word of the utterance (plurals, ASR).
+_SIMILAR = 80.0
+
+
+def word_said(word: str, heard: list[str]) -> bool:
+    return any(word == h or fuzz.ratio(word, h, score_cutoff=_SIMILAR) for h in heard)
+
+
+# Words any sentence has: sharing one of them says nothing about where a value came from
+# ("take out the trash" was not said in "don't let me forget the dentist").
+FUNCTION_WORDS = frozenset({
+    "a", "an", "the", "my", "our", "your", "his", "her", "their", "its", "this", "that",
+    "these", "those", "some", "any", "it", "them", "me", "i", "you", "we", "he", "she",
+    "they", "to", "of", "in", "on", "at", "for", "from", "with", "by", "and", "or", "but",
+    "is", "are", "be"})
+
+
+def content_words(text: str) -> list[str]:
+    """The words of `text` that carry its meaning (all of them when none does)."""
+    found = words(text)
+    return [w for w in found if w not in FUNCTION_WORDS] or found
+
+
+def is_said(value: str, utterance: str) -> bool:
+    """Whether any meaningful word of `value` (or a close one) is in `utterance`."""
+    value_words = content_words(value)
+    if not value_words:
+        return True  # nothing to check ("" or punctuation): not an invention
+    heard = words(utterance)
+    return any(word_said(w, heard) for w in value_words)
+
+
+NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
+# Words the center leaves as words (small isolated numbers) and words that mean a number.
+_NUMBER_WORDS = {
+    "a": 1, "an": 1, "one": 1, "single": 1, "first": 1, "two": 2, "second": 2,
+    "couple": 2, "pair": 2, "double": 2, "three": 3, "third": 3, "four": 4, "five": 5,
+    "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "dozen": 12, "zero": 0, "no": 0, "none": 0,
+}
+
+
+def numbers_said(utterance: str, *, articles: bool = True) -> set[float]:
+    """The numbers in `utterance`: as digits ("1,000", "2.5") or as small number words
+    ("a" and "an" as 1 unless `articles` is false)."""
+    found = {float(_NUMBER_WORDS[w]) for w in words(utterance)
+             if w in _NUMBER_WORDS and (articles or w not in ("a", "an"))}
+    for text in NUMBER.findall(utterance):
+        # "-40" (the center signs "minus 40") is said, and so is 40: the sign may be lost.
+        for number in (text, text.lstrip("-")):
+            found.add(float(number.replace(",", "")))
+            found.add(float(number.replace(",", ".")))
+    return found
+
+
+def plain_number(schema: dict[str, Any]) -> bool:
+    """A number the model writes, not one chosen from an enum."""
+    return schema.get("type") in ("integer", "number") and not schema.get("enum")
+
+
+def text_choice(schema: dict[str, Any]) -> bool:
+    """A string chosen from an enum."""
+    return schema.get("type") == "string" and isinstance(schema.get("enum"), list) and bool(
+        schema["enum"])
+
+
+def free_text(schema: dict[str, Any]) -> bool:
+    return schema.get("type") == "string" and not schema.get("enum") and not schema.get("format")
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+# Words that stand for a number in arithmetic ("half of 30" is 30 / 2).
+_ARITHMETIC_WORDS = {"half": (2.0, 0.5), "halve": (2.0, 0.5), "twice": (2.0,),
+                     "triple": (3.0,), "quarter": (4.0, 0.25), "percent": (100.0,)}
+
+
+# Unit of time -> seconds ("min" and "hr" as heard in speech recognition output too).
+_TIME_UNITS = {"second": 1, "seconds": 1, "sec": 1, "secs": 1, "minute": 60, "minutes": 60,
+               "min": 60, "mins": 60, "hour": 3600, "hours": 3600, "hr": 3600, "hrs": 3600}
+# A misheard unit is this similar ("minuets" ~ "minutes": 86; "house" ~ "hours": 80 is not).
+_SIMILAR_UNIT = 85.0
+_PARTS = {"half": 0.5, "quarter": 0.25}  # "half an hour"
+_FILLERS = {"more", "extra", "whole", "full", "long", "a", "an", "of"}
+_ISO_DURATION = re.compile(
+    r"P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?"
+    r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?")
+
+
+def _unit_seconds(word: str) -> int | None:
+    if word in _TIME_UNITS:
+        return _TIME_UNITS[word]
+    for unit, seconds in _TIME_UNITS.items():
+        if len(unit) >= 5 and fuzz.ratio(word, unit, score_cutoff=_SIMILAR_UNIT):
+            return seconds
+    return None
+
+
+# Words and numbers as a length of time is said ("2.5 minutes" keeps its decimals).
+_DURATION_WORD = re.compile(r"\d+(?:\.\d+)?|[a-z]+")
+
+
+def _duration_words(said: str) -> list[str]:
+    return _DURATION_WORD.findall(said.lower())
+
+
+def _runs_said(heard: list[str]) -> list[list[float]]:
+    """Lengths of time said (`heard`: `_duration_words`), in seconds, grouped into runs
+    of amounts said one after the other, each in a smaller unit: "1 hour 30 minutes, then
+    5 seconds" -> [[3600, 1800], [5]]."""
+    runs: list[list[float]] = []
+    index, last_end, last_unit = 0, -1, 0
+    while index < len(heard):
+        number = _NUMBER_WORDS.get(heard[index], _PARTS.get(heard[index]))
+        if number is None and heard[index][0].isdigit():
+            number = float(heard[index])
+        # "5 minutes", "5 more minutes", "half an hour" (but "a few minutes" is no amount).
+        at = index + 1
+        if at < len(heard) and heard[at] in _FILLERS:
+            at += 1
+        unit = _unit_seconds(heard[at]) if number is not None and at < len(heard) else None
+        if number is None or unit is None:
+            index += 1
+            continue
+        # "1 hour (and) 30 minutes" is one length; "10 minutes and 5 minutes" two.
+        joined = index == last_end or (index == last_end + 1 and heard[last_end] == "and")
+        if runs and joined and unit < last_unit:
+            runs[-1].append(float(number) * unit)
+        else:
+            runs.append([float(number) * unit])
+        index = last_end = at + 1
+        last_unit = unit
+    return runs
+
+
+def durations_said(utterance: str) -> list[str]:
+    """The lengths of time `utterance` names, as ISO-8601 durations, one per run of
+    amounts ("1 hour 30 minutes" -> PT1H30M, "half an hour" -> PT30M)."""
+    totals = dict.fromkeys(sum(run) for run in _runs_said(_duration_words(utterance)))
+    return [_iso_duration(total) for total in totals if total > 0]
+
+
+# Units a number parameter may be counted in, as its name or description says.
+_COUNTED_IN = {"millisecond": 0.001, "milliseconds": 0.001, "ms": 0.001, "second": 1.0,
+               "seconds": 1.0, "secs": 1.0, "minute": 60.0, "minutes": 60.0, "mins": 60.0,
+               "hour": 3600.0, "hours": 3600.0, "day": 86400.0, "days": 86400.0}
+
+
+def unit_of_time(key: str, schema: dict[str, Any]) -> float | None:
+    """Seconds per unit a number parameter counts in, from its name or description
+    ("duration_seconds", "Length of the timer in minutes"); None when it names none."""
+    text = f"{key.replace('_', ' ')} {schema.get('description') or ''}"
+    return next((_COUNTED_IN[w] for w in words(text) if w in _COUNTED_IN), None)
+
+
+def in_unit(durations: Iterable[str], seconds_per_unit: float, *, whole: bool) -> list[str]:
+    """Lengths of time said (ISO-8601) as numbers of a unit: PT10M in seconds -> "600".
+    With `whole`, only amounts that are whole numbers of the unit."""
+    out = []
+    for duration in durations:
+        match = _ISO_DURATION.fullmatch(duration)
+        if match is None or not any(match.groups()):
+            continue
+        scale = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+        seconds = sum(float(match[k]) * n for k, n in scale.items() if match[k])
+        amount = seconds / seconds_per_unit
+        if not whole or float(amount).is_integer():
+            out.append(_plain(round(amount, 6)))
+    return list(dict.fromkeys(out))
+
+
+def _iso_duration(seconds: float) -> str:
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = ((hours, "H"), (minutes, "M"), (secs, "S"))
+    return "PT" + "".join(f"{_plain(n)}{unit}" for n, unit in parts if n)
+
+
+def _plain(number: float) -> str:
+    return str(int(number)) if float(number).is_integer() else f"{number:g}"
+
+
+def _duration_said(value: Any, said: str) -> bool:
+    """Whether the length of time `value` (ISO-8601) is one `said` names, alone or as
+    consecutive parts ("1 hour 30 minutes"); a unit said without a number is enough."""
+    heard = _duration_words(said)
+    if not any(_unit_seconds(w) is not None for w in heard):
+        return False
+    match = _ISO_DURATION.fullmatch(value) if isinstance(value, str) else None
+    if match is None or not any(match.groups()):
+        return True  # not a duration the grammar wrote: validation judges it
+    scale = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+    seconds = sum(float(match[k]) * n for k, n in scale.items() if match[k])
+    runs = _runs_said(heard)
+    if not runs:
+        return True  # "a few minutes", "minutes please": the unit alone was said
+    sums = {sum(run[i:j]) for run in runs for i in range(len(run))
+            for j in range(i + 1, len(run) + 1)}
+    return any(abs(seconds - total) < 1e-6 for total in sums)
+
+
+def _number_said(value: float, numbers: set[float]) -> bool:
+    # "15 percent of 80": 0.15 is 15 said as a percentage.
+    return value in numbers or any(abs(value * 100 - n) < 1e-9 for n in numbers)
+
+
+# Words for a bound of the value's range: "turn it up to max", "lowest setting".
+_TOP = frozenset({"max", "maximum", "full", "highest", "top", "loudest", "brightest"})
+_BOTTOM = frozenset({"min", "minimum", "lowest", "bottom", "quietest", "dimmest"})
+_TEMPORAL_FORMATS = frozenset({"date", "date-time", "time"})
+
+
+# "a pound", "an hour": one of a unit (but "a spider" is no 1).
+_ONE_UNIT = re.compile(rf"\b(?:a|an) (?:{UNITS}|(?:second|minute|hour|day|week)s?)\b")
+
+
+def derived_numbers(said: str) -> set[float]:
+    """Numbers `said` states or implies: its numbers (an article only before a unit),
+    arithmetic words ("half", "twice") and each length of time in seconds, minutes, hours
+    and milliseconds."""
+    numbers = numbers_said(said, articles=False)
+    if _ONE_UNIT.search(said.lower()):
+        numbers.add(1.0)
+    heard = words(said)
+    for word in heard:
+        numbers.update(_ARITHMETIC_WORDS.get(word, ()))
+    for run in _runs_said(_duration_words(said)):
+        for seconds in {sum(run), *run}:
+            numbers.update({seconds, seconds / 60, seconds / 3600, seconds * 1000})
+    return numbers
+
+
+def _bounds_said(schema: dict[str, Any], heard: list[str]) -> set[float]:
+    """The schema's own bounds when they were named ("max" for a 0-100 level is 100)."""
+    out: set[float] = set()
+    top, bottom = schema.get("maximum"), schema.get("minimum")
+    if is_number(top) and _TOP & set(heard):
+        out.add(float(top))
+    if is_number(bottom) and _BOTTOM & set(heard):
+        out.add(float(bottom))
+    if is_number(top) and "half" in heard:
+        out.add((float(top) + float(bottom if is_number(bottom) else 0)) / 2)
+    return out
+
+
+def _flag_said(key: str, said: str) -> bool:
+    """A yes/no value is accounted for when its name was said ("a shared ride")."""
+    heard = words(said)
+    return any(word_said(w, heard) for w in words(key.replace("_", " ")) if len(w) >= 4)
+
+
+def _value_said(key: str, value: Any, schema: dict[str, Any], said: str,
+                synonyms: Mapping[str, Iterable[str]], times_said: bool) -> bool:
+    if isinstance(value, list):
+        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        return all(_value_said(key, v, items, said, synonyms, times_said) for v in value)
+    if isinstance(value, bool):
+        return _flag_said(key, said)
+    if is_number(value):
+        numbers = derived_numbers(said) | _bounds_said(schema, words(said))
+        return _number_said(float(value), numbers)
+    if not isinstance(value, str):
+        return True  # an object or another JSON value: the schema judges it
+    if schema.get("format") == "duration":
+        return _duration_said(value, said)
+    if schema.get("format") in _TEMPORAL_FORMATS:
+        return times_said or is_said(value, said)
+    if isinstance(schema.get("enum"), list):
+        # Declared words make a choice the request's to decide ("put on some jazz" is
+        # play): the command said how its values are asked for.
+        return bool(synonyms) or is_said(value.replace("_", " "), said)
+    return is_said(value, said)
+
+
+def unsaid_required(
+    arguments: Mapping[str, Any],
+    schema: dict[str, Any],
+    said: str,
+    synonyms: Mapping[str, Mapping[str, Iterable[str]]] | None = None,
+    *,
+    times_said: bool = False,
+) -> list[str]:
+    """Keys of required arguments, in declared order, whose values nothing `said` accounts
+    for (see the module docstring). `said` is what the conversation said (user turns,
+    answers, tool results); `synonyms` maps a key to its enum values' declared words;
+    `times_said` tells whether a date or time was said. Missing keys are validation's."""
+    props = schema.get("properties") or {}
+    unsaid = []
+    for key in schema.get("required") or []:
+        sub, value = props.get(key), arguments.get(key)
+        if not isinstance(sub, dict) or value is None:
+            continue
+        if not _value_said(key, value, sub, said, (synonyms or {}).get(key, {}), times_said):
+            unsaid.append(key)
+    return unsaid

@@ -1,0 +1,123 @@
+"""A required value nobody said is asked for, never passed on (scripted LLM: protocol tests).
+
+The scripted backend plays a model that invents values, as small models do; the center
+must turn an invented required value into a question, and let derived values through.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from center_helpers import conversation_id, function_tool
+
+from jarvis.center.llm.scripted import ScriptedBackend, tool_call
+
+GET_RIDE = function_tool(
+    "get_ride",
+    {"destination": {"type": "string", "description": "Where the cab goes"},
+     "number_of_riders": {"type": "integer", "description": "Number of riders"},
+     "shared_ride": {"type": "boolean", "description": "Whether the ride is shared"}},
+    ["destination", "number_of_riders"],
+    "Call a taxi to a destination",
+)
+CHECK_BALANCE = function_tool(
+    "check_balance",
+    {"account_type": {"type": "string", "enum": ["checking", "savings"]}},
+    ["account_type"],
+    "Check the balance of a bank account",
+)
+SET_TIMER = function_tool(
+    "set_timer", {"duration_seconds": {"type": "integer", "description": "Length in seconds"}},
+    ["duration_seconds"], "Start a countdown timer",
+)
+SET_VOLUME = function_tool(
+    "set_volume",
+    {"level": {"type": "integer", "minimum": 0, "maximum": 100, "description": "0-100"}},
+    ["level"], "Set the speaker volume",
+)
+
+
+def _args(reply: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(reply["tool_calls"][0]["function"]["arguments"])
+
+
+def test_an_invented_required_value_is_asked_for_then_the_answer_fills_it(
+        make_center: Any) -> None:
+    backend = ScriptedBackend([
+        tool_call("get_ride", destination="Los Angeles", number_of_riders=1),
+        tool_call("get_ride", destination="the airport", number_of_riders=1),
+        tool_call("get_ride", destination="the airport", number_of_riders=2),
+    ])
+    center = make_center(backend)
+    cid = conversation_id()
+    center.start(cid, [GET_RIDE])
+
+    asked = center.command(cid, "I need a cab please")
+    assert asked["stop_reason"] == "validation_required"
+    assert asked["tool_calls"] is None  # the invented call never reaches the node
+    request = asked["validation_request"]
+    assert (request["tool_name"], request["parameter_name"]) == ("get_ride", "destination")
+    assert asked["assistant_message"] == "What destination should I use?"
+
+    # "a cab" is no number of riders: asked next, once the destination was said.
+    riders = center.answer(cid, "to the airport")
+    assert riders["validation_request"]["parameter_name"] == "number_of_riders"
+    done = center.answer(cid, "two of us")
+    assert done["stop_reason"] == "tool_calls"
+    assert _args(done) == {"destination": "the airport", "number_of_riders": 2}
+
+
+def test_a_missing_required_value_is_asked_for_without_a_retry(make_center: Any) -> None:
+    backend = ScriptedBackend([tool_call("get_ride", number_of_riders=2)])
+    center = make_center(backend)
+    cid = conversation_id()
+    center.start(cid, [GET_RIDE])
+    asked = center.command(cid, "get a cab for 2 people")
+    assert asked["validation_request"]["parameter_name"] == "destination"
+    assert len(backend.requests) == 1  # no retry that would have the model make one up
+
+
+def test_a_choice_nobody_said_is_asked_with_its_options(make_center: Any) -> None:
+    backend = ScriptedBackend([tool_call("check_balance", account_type="checking"),
+                               tool_call("check_balance", account_type="savings")])
+    center = make_center(backend)
+    cid = conversation_id()
+    center.start(cid, [CHECK_BALANCE])
+    asked = center.command(cid, "what's my balance")
+    assert asked["validation_request"]["options"] == ["checking", "savings"]
+    assert asked["assistant_message"] == "Which account type: checking or savings?"
+    said = center.command(conversation_id_started(center, [CHECK_BALANCE]),
+                          "how much is in my savings account")
+    assert said["stop_reason"] == "tool_calls"
+
+
+def test_values_derived_from_what_was_said_pass(make_center: Any) -> None:
+    backend = ScriptedBackend([tool_call("set_timer", duration_seconds=600),
+                               tool_call("set_timer", duration_seconds=1800),
+                               tool_call("set_volume", level=100)])
+    center = make_center(backend)
+    timer = conversation_id_started(center, [SET_TIMER, SET_VOLUME])
+    assert _args(center.command(timer, "set a 10 minute timer")) == {"duration_seconds": 600}
+    half = conversation_id_started(center, [SET_TIMER, SET_VOLUME])
+    assert _args(center.command(half, "timer for half an hour")) == {"duration_seconds": 1800}
+    loud = conversation_id_started(center, [SET_TIMER, SET_VOLUME])
+    assert _args(center.command(loud, "turn the volume up to max")) == {"level": 100}
+
+
+def test_a_value_is_asked_for_once_then_the_models_reading_stands(make_center: Any) -> None:
+    backend = ScriptedBackend([tool_call("check_balance", account_type="checking"),
+                               tool_call("check_balance", account_type="checking")])
+    center = make_center(backend)
+    cid = conversation_id_started(center, [CHECK_BALANCE])
+    assert center.command(cid, "what's my balance")["stop_reason"] == "validation_required"
+    # The answer names no option; the model's choice is taken rather than asking forever.
+    again = center.answer(cid, "the usual one")
+    assert again["stop_reason"] == "tool_calls"
+    assert _args(again) == {"account_type": "checking"}
+
+
+def conversation_id_started(center: Any, tools: list[dict[str, Any]]) -> str:
+    cid = conversation_id()
+    center.start(cid, tools)
+    return cid

@@ -1,0 +1,119 @@
+"""Whether a call's values were said, or follow from what was said (center.grounding)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jarvis.center.grounding import derived_numbers, unsaid_required
+
+# The words said for each operation, as a command declares them (`enum_synonyms`): the
+# operation is then the LLM's reading of the request.
+SAID_OPERATIONS = {"operation": {"add": ["plus"], "multiply": ["times", "percent"],
+                                 "divide": ["divided", "half"]}}
+
+
+def _unsaid(arguments: dict[str, Any], tool: dict[str, Any], said: str) -> list[str]:
+    return unsaid_required(arguments, tool["function"]["parameters"], said, SAID_OPERATIONS)
+
+
+CALCULATE = {"type": "function", "function": {"name": "calculate", "parameters": {
+    "type": "object",
+    "properties": {"num1": {"type": "number"}, "num2": {"type": "number"},
+                   "operation": {"type": "string", "enum": ["add", "multiply", "divide"]}},
+    "required": ["num1", "num2", "operation"]}}}
+TIMER = {"type": "function", "function": {"name": "set_timer", "parameters": {
+    "type": "object",
+    "properties": {"duration": {"type": "string", "format": "duration"},
+                   "label": {"type": "string"}},
+    "required": ["duration"]}}}
+
+
+def test_required_numbers_nobody_said_are_invented() -> None:
+    spider = {"num1": 1, "num2": 1, "operation": "multiply"}
+    assert _unsaid(spider, CALCULATE, "how many legs does a spider have") == [
+        "num1", "num2"]
+    root = {"num1": 81, "num2": 2, "operation": "divide"}
+    assert _unsaid(root, CALCULATE, "what's the square root of 81") == ["num2"]
+    said = {"num1": 12, "num2": 7, "operation": "multiply"}
+    assert _unsaid(said, CALCULATE, "what is 12 times 7") == []
+
+
+def test_numbers_said_as_words_percentages_or_earlier_in_the_conversation() -> None:
+    half = {"num1": 30, "num2": 2, "operation": "divide"}
+    assert _unsaid(half, CALCULATE, "what's half of 30") == []
+    percent = {"num1": 80, "num2": 0.15, "operation": "multiply"}
+    assert _unsaid(percent, CALCULATE, "15 percent of 80") == []
+    signed = {"num1": 5, "num2": -3, "operation": "multiply"}
+    assert _unsaid(signed, CALCULATE, "what is 5 times -3") == []
+    follow_up = {"num1": 84, "num2": 3, "operation": "multiply"}
+    said = "what is 12 times 7\nThe answer is 84.\nnow times three"
+    assert _unsaid(follow_up, CALCULATE, said) == []
+
+
+def test_a_duration_needs_a_unit_of_time_said() -> None:
+    assert _unsaid(
+        {"duration": "PT5M"}, TIMER, "go back to the previous track") == ["duration"]
+    # A number alone is no length of time: the volume, not a 50-minute timer.
+    assert _unsaid(
+        {"duration": "PT50M"}, TIMER, "set the volume to fifty") == ["duration"]
+    assert _unsaid({"duration": "PT10M"}, TIMER, "ten minuets") == []
+    assert _unsaid({"duration": "PT30S"}, TIMER, "30 secs please") == []
+    assert _unsaid(
+        {"duration": "PT5M"}, TIMER, "lights in the house") == ["duration"]
+    assert _unsaid({"duration": "PT30M"}, TIMER, "give me half an hour") == []
+    assert _unsaid(
+        {"duration": "PT1H"}, TIMER, "give me half an hour") == ["duration"]
+    assert _unsaid({"duration": "PT90M"}, TIMER, "a 90 minute timer") == []
+    # The amount must be one said: "a second" is no 5-minute timer.
+    assert _unsaid(
+        {"duration": "PT5M"}, TIMER, "hold on a second") == ["duration"]
+    assert _unsaid(
+        {"duration": "PT1H30M"}, TIMER, "a timer for 1 hour 30 minutes") == []
+    assert _unsaid({"duration": "PT1M30S"}, TIMER, "90 seconds") == []
+    assert _unsaid({"duration": "PT5M"}, TIMER, "5 more minutes") == []
+    assert _unsaid({"duration": "PT5M"}, TIMER, "a few minutes") == []
+    # Optional values are not its business (unsaid_optional_arguments drops those).
+    assert _unsaid({"duration": "PT1M", "label": "x"}, TIMER, "1 min") == []
+
+
+def test_lengths_of_time_and_bounds_are_derived_numbers() -> None:
+    assert {600.0, 10.0, 1 / 6} <= derived_numbers("set a 10 minute timer")
+    assert 1800.0 in derived_numbers("give me half an hour")
+    level = {"type": "object", "required": ["level"],
+             "properties": {"level": {"type": "integer", "minimum": 0, "maximum": 100}}}
+    assert unsaid_required({"level": 100}, level, "volume to max") == []
+    assert unsaid_required({"level": 0}, level, "lowest volume please") == []
+    assert unsaid_required({"level": 50}, level, "half volume") == []
+    assert unsaid_required({"level": 70}, level, "turn it up") == ["level"]
+
+
+def test_text_choices_flags_and_dates_must_be_said() -> None:
+    ride = {"type": "object", "required": ["destination", "shared", "account", "day"],
+            "properties": {"destination": {"type": "string"}, "shared": {"type": "boolean"},
+                           "account": {"type": "string", "enum": ["checking", "savings"]},
+                           "day": {"type": "string", "format": "date"}}}
+    invented = {"destination": "Los Angeles", "shared": True, "account": "checking",
+                "day": "2019-03-08"}
+    assert unsaid_required(invented, ride, "i need a cab") == [
+        "destination", "shared", "account", "day"]
+    # A choice the command describes with synonyms is the LLM's to read.
+    described = {"account": {"checking": ["current account"]}}
+    assert "account" not in unsaid_required(invented, ride, "i need a cab", described)
+    said = "a shared cab to los angeles from my savings on friday"
+    assert unsaid_required({**invented, "account": "savings"}, ride, said,
+                           times_said=True) == []
+    # A date said in words ("on friday") is resolved by the center: `times_said`.
+    assert "day" not in unsaid_required(invented, ride, "a cab on friday", times_said=True)
+    # Missing keys are validation's business, not this check's.
+    assert unsaid_required({}, ride, "i need a cab") == []
+
+
+def test_numbers_counted_in_a_unit_of_time_take_the_lengths_said_in_it() -> None:
+    from jarvis.center.grounding import in_unit, unit_of_time
+
+    assert unit_of_time("duration_seconds", {"type": "integer"}) == 1.0
+    assert unit_of_time("length", {"description": "Length of the timer in minutes"}) == 60.0
+    assert unit_of_time("count", {"description": "How many"}) is None
+    assert in_unit(["PT10M", "PT1H30M"], 1.0, whole=True) == ["600", "5400"]
+    assert in_unit(["PT90S"], 60.0, whole=True) == []  # not a whole number of minutes
+    assert in_unit(["PT90S"], 60.0, whole=False) == ["1.5"]
