@@ -121,3 +121,27 @@ def conversation_id_started(center: Any, tools: list[dict[str, Any]]) -> str:
     cid = conversation_id()
     center.start(cid, tools)
     return cid
+
+
+def test_a_plain_tools_own_words_are_its_keywords(make_center: Any) -> None:
+    backend = ScriptedBackend([tool_call("get_ride", destination="the airport",
+                                         number_of_riders=2)])
+    center = make_center(backend)
+    cid = conversation_id_started(center, [GET_RIDE, SET_TIMER])
+    center.command(cid, "call a taxi to the airport for 2 of us")
+    # Words of its name and description heard; a tool none of whose words was heard is
+    # left out (its description is no full list of the words people use for it).
+    assert backend.requests[0].tool_hints == {"get_ride": 1.0}  # "taxi"
+
+
+def test_optional_values_nobody_asked_for_are_left_out(make_center: Any) -> None:
+    backend = ScriptedBackend([
+        tool_call("get_ride", destination="the airport", number_of_riders=2, shared_ride=False),
+        tool_call("get_ride", destination="the airport", number_of_riders=2, shared_ride=True)])
+    center = make_center(backend)
+    plain = center.command(conversation_id_started(center, [GET_RIDE]),
+                           "a taxi to the airport for 2 people")
+    assert _args(plain) == {"destination": "the airport", "number_of_riders": 2}
+    shared = center.command(conversation_id_started(center, [GET_RIDE]),
+                            "a shared taxi to the airport for 2 people")
+    assert _args(shared)["shared_ride"] is True

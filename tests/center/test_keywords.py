@@ -115,3 +115,19 @@ def test_builtin_keywords(utterance: str, tool: str, heard: bool) -> None:
 def test_builtin_keywords_single_out_one_command(utterance: str, tool: str) -> None:
     hints = keyword_hints(utterance, BUILTIN_KEYWORDS)
     assert all(v < hints[tool] for k, v in hints.items() if k != tool), hints
+
+
+def test_a_plain_tool_is_known_by_the_distinctive_words_of_its_declaration() -> None:
+    from jarvis.center.keywords import description_hints, description_words
+
+    tools = description_words({
+        "get_ride": "get_ride Book a cab to a destination",
+        "reserve_hotel": "reserve_hotel Book a room at a hotel",
+        "find_restaurants": "find_restaurants Find a restaurant of a cuisine in a city",
+    })
+    assert tools["get_ride"] == {"ride": 1.0, "book": 0.5, "cab": 1.0, "destination": 1.0}
+    assert "find" not in tools["find_restaurants"]  # a word of no meaning here
+    assert description_hints("I need a cab please", tools) == {"get_ride": 1.0}
+    assert description_hints("book me a hotel", tools) == {"get_ride": 0.5,
+                                                           "reserve_hotel": 1.5}
+    assert description_hints("how are you", tools) == {}

@@ -26,8 +26,8 @@ from typing import Any
 
 from jarvis.center import dates
 from jarvis.center.claims import REFUSAL, states_tool_facts
-from jarvis.center.grounding import unsaid_required
-from jarvis.center.keywords import keyword_hints
+from jarvis.center.grounding import unsaid_optional, unsaid_required
+from jarvis.center.keywords import description_hints, description_words, keyword_hints
 from jarvis.center.llm.base import (
     LLMBackend,
     LLMBadResponseError,
@@ -634,7 +634,14 @@ class Engine:
         heard = keyword_hints(turn.voice_command, keywords)
         # Every tool that declares keywords is listed (0.0: none heard), so a backend can
         # tell "nothing named" from "nothing known".
-        return {name: heard.get(name, 0.0) for name, words in keywords.items() if words}
+        hints = {name: heard.get(name, 0.0) for name, words in keywords.items() if words}
+        # A tool without keywords is known by its own name and description; listed only
+        # when one of their words was heard, since they are no full list of its words.
+        plain = {name: f"{name} {spec.description}" for name, spec in turn.catalog.tools.items()
+                 if not keywords[name]}
+        if plain:
+            hints |= description_hints(turn.voice_command, description_words(plain))
+        return hints
 
     @staticmethod
     def _choice_hints(turn: _Turn) -> dict[str, dict[str, list[str]]]:
@@ -750,14 +757,15 @@ class Engine:
 
     def _first_unsaid(self, turn: _Turn, calls: list[LLMToolCall]) -> tuple[str, str, str] | None:
         """(tool, parameter, call id) of the first required value of `calls` that nothing
-        said in the conversation accounts for, and that was not asked for already."""
+        said in the conversation accounts for, and that was not asked for already. Optional
+        values nothing accounts for are taken out of `calls` on the way."""
         said = _said_in(turn)
         zone = (turn.node_context or turn.record.node_context).get("timezone") or "UTC"
         try:
             times = bool(dates.dates_heard(said, zone, turn.now) or dates.times_heard(said))
         except ValueError:  # an unknown zone: any date said is taken as said
             times = True
-        for call in calls:
+        for index, call in enumerate(calls):
             spec = turn.catalog.tools[call.name]
             synonyms = {p.name: p.synonyms for p in spec.params.values() if p.synonyms}
             schema = spec.schema.get("function", spec.schema).get("parameters") or {}
@@ -766,6 +774,13 @@ class Engine:
                 if (call.name, param) not in turn.asked:
                     turn.trace["unsaid"] = {"tool": call.name, "parameter": param}
                     return call.name, param, call.id
+            # Optional values nobody asked for are left out: the command's defaults apply.
+            dropped = unsaid_optional(arguments, schema, said, synonyms, times_said=times)
+            if dropped:
+                kept = {k: v for k, v in arguments.items() if k not in dropped}
+                calls[index] = LLMToolCall(call.id, call.name, json.dumps(kept, ensure_ascii=False))
+                turn.trace.setdefault("dropped_unsaid", []).append(
+                    {"tool": call.name, "parameters": dropped})
         return None
 
     def _ask_for(

@@ -41,6 +41,7 @@ __all__ = [
     "plain_number",
     "text_choice",
     "unit_of_time",
+    "unsaid_optional",
     "unsaid_required",
     "word_said",
 ]
@@ -342,3 +343,22 @@ def unsaid_required(
         if not _value_said(key, value, sub, said, (synonyms or {}).get(key, {}), times_said):
             unsaid.append(key)
     return unsaid
+
+
+def unsaid_optional(
+    arguments: Mapping[str, Any],
+    schema: dict[str, Any],
+    said: str,
+    synonyms: Mapping[str, Mapping[str, Iterable[str]]] | None = None,
+    *,
+    times_said: bool = False,
+) -> list[str]:
+    """Keys of optional arguments whose values nothing `said` accounts for: values the
+    user never asked for ("pets_welcome": false), left out so the command's defaults
+    apply. Same rules as `unsaid_required`."""
+    props = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    return [key for key, value in arguments.items()
+            if key not in required and isinstance(props.get(key), dict) and value is not None
+            and not _value_said(key, value, props[key], said,
+                                (synonyms or {}).get(key, {}), times_said)]

@@ -80,3 +80,41 @@ def keyword_hints(utterance: str, keywords: Mapping[str, Iterable[str]]) -> dict
         if count:
             hints[tool] = float(count)
     return hints
+
+
+# Words of a declaration that tell nothing about what a tool is for.
+_PLAIN = frozenset({
+    "the", "and", "for", "with", "from", "that", "this", "into", "onto", "about", "your",
+    "user", "users", "given", "some", "any", "all", "can", "will", "get", "set", "find",
+    "make", "use", "used", "using", "whether", "which", "what", "when", "where", "who",
+    "how", "its", "their", "there", "other", "new", "one", "name", "type", "number",
+    "value", "values", "list", "tool", "function", "call", "particular", "specific",
+    "information", "details", "based", "like", "also", "more", "most", "such",
+})
+
+
+def description_words(tools: Mapping[str, str]) -> dict[str, dict[str, float]]:
+    """Per tool, the distinctive words of its own declaration (name and description:
+    `tools` maps a name to that text), each weighted 1 / the number of tools that have it:
+    what a plain OpenAI tool says about itself serves as its keywords."""
+    found = {name: {w for w in words(text.replace("_", " ")) if len(w) >= 3 and w not in _PLAIN}
+             for name, text in tools.items()}
+    counts: dict[str, int] = {}
+    for own in found.values():
+        for word in own:
+            counts[word] = counts.get(word, 0) + 1
+    # A word most tools share names none of them.
+    return {name: {w: 1.0 / counts[w] for w in own if counts[w] <= 2}
+            for name, own in found.items()}
+
+
+def description_hints(utterance: str, tools: Mapping[str, Mapping[str, float]]
+                      ) -> dict[str, float]:
+    """Tool name -> the weight of its declaration's words heard (zeros left out)."""
+    heard = words(utterance)
+    hints: dict[str, float] = {}
+    for tool, weighted in tools.items():
+        total = sum(weight for word, weight in weighted.items() if keyword_heard(heard, word))
+        if total:
+            hints[tool] = total
+    return hints

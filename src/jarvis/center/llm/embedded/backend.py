@@ -554,9 +554,12 @@ class EmbeddedBackend:
         assert self._prompt is not None
         if tools and allow_direct_answer and self.no_tool_choice:
             tools = with_no_tool(tools)
-        messages, shown = self._shown(messages_prefix, tools)
-        text = self._prompt.render(messages, shown, add_generation_prompt=False)
-        tokens = self._tokenize(text)
+        for tool_format in dict.fromkeys((self.tool_format, "signatures")):
+            messages, shown = self._shown(messages_prefix, tools, tool_format)
+            text = self._prompt.render(messages, shown, add_generation_prompt=False)
+            tokens = self._tokenize(text)
+            if len(tokens) + 16 <= self.n_ctx:
+                break  # as `_prompt_tokens` will render the requests
         if len(tokens) + 16 > self.n_ctx:
             raise LLMPromptTooLongError(
                 f"the prompt prefix is {len(tokens)} tokens but the embedded model's "
@@ -598,13 +601,7 @@ class EmbeddedBackend:
         pseudo = use_tools and request.allow_direct_answer and self.no_tool_choice
         if pseudo:
             choice_tools = with_no_tool(request.tools)
-        messages, tools = self._shown(request.messages, choice_tools if use_tools else None)
-        full_text = self._prompt.render(messages, tools, add_generation_prompt=True)
-        prefix_text = self._prompt.system_prefix(messages, tools)
-        if not full_text.startswith(prefix_text):
-            prefix_text = ""
-        full = self._tokenize(full_text)
-        prefix = self._tokenize(prefix_text) if prefix_text else full[:0]
+        full, prefix = self._prompt_tokens(request.messages, choice_tools if use_tools else None)
         if len(prefix) and not np.array_equal(full[: len(prefix)], prefix):
             prefix = full[:0]
         if len(full) + 16 > self.n_ctx:
@@ -1012,8 +1009,26 @@ class EmbeddedBackend:
                 inner.append(token)
         return frozenset(closers), np.array(inner, dtype=np.int32)
 
-    def _shown(
+    def _prompt_tokens(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> tuple[npt.NDArray[np.intc], npt.NDArray[np.intc]]:
+        """The prompt's tokens and those of its stable prefix (empty when none). Tools whose
+        schemas would not fit the context are written as signatures, a third of the tokens."""
+        assert self._prompt is not None
+        for tool_format in dict.fromkeys((self.tool_format, "signatures")):
+            shown, rendered = self._shown(messages, tools, tool_format)
+            full_text = self._prompt.render(shown, rendered, add_generation_prompt=True)
+            full = self._tokenize(full_text)
+            if len(full) + 16 <= self.n_ctx:
+                break
+        prefix_text = self._prompt.system_prefix(shown, rendered)
+        if not full_text.startswith(prefix_text):
+            prefix_text = ""
+        return full, (self._tokenize(prefix_text) if prefix_text else full[:0])
+
+    def _shown(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+        tool_format: str | None = None,
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
         """The messages and tool schemas the template renders (the grammar gets the full ones).
 
@@ -1024,7 +1039,7 @@ class EmbeddedBackend:
             return messages, None
         if self.prompt_style == "full":
             return messages, tools
-        if self.tool_format == "signatures":
+        if (tool_format or self.tool_format) == "signatures":
             return with_tool_signatures(messages, tools), None
         return messages, slim_tools(tools)
 
