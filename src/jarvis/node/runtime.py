@@ -6,28 +6,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from jarvis.node.client import JarvisCommandCenterClient
-from jarvis.node.registry import CommandRegistry, discover_commands
+from jarvis.node.context import command_context, load_registry
+from jarvis.node.registry import CommandRegistry
 from jarvis.node.service import CommandExecutionService, ValidationHandler
 from jarvis.node.settings import NodeSettings
 from jarvis.node.store import NodeStore
-from jarvis.sdk import CommandContext, IJarvisCommand
+from jarvis.sdk import IJarvisCommand
 
 __all__ = ["Node", "command_context", "load_registry", "open_node"]
-
-
-def command_context(settings: NodeSettings, store: NodeStore) -> CommandContext:
-    """What every command gets: encrypted secrets, SQLite storage, data folder, timezone."""
-    return CommandContext(
-        secrets=store.secrets,
-        storage=store.storage,
-        data_dir=settings.data_dir,
-        timezone=settings.timezone,
-    )
-
-
-def load_registry(settings: NodeSettings, store: NodeStore) -> CommandRegistry:
-    """Every command this node offers, discovered from all sources and bound to the store."""
-    return discover_commands(command_context(settings, store))
 
 
 @dataclass

@@ -12,15 +12,17 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from pydantic import ValidationError
 
 from jarvis.node.client import CenterError, JarvisCommandCenterClient
+from jarvis.node.context import load_registry
 from jarvis.node.registry import CommandRegistry
 from jarvis.node.settings import NodeSettings
+from jarvis.node.store import NodeStore
 from jarvis.node.tool_result_formatter import (
     format_missing_secrets,
     format_tool_error,
@@ -85,9 +87,9 @@ class ToolCallRecord:
     error_type: str | None = None
 
 
-@dataclass
-class VoiceCommandResult:
-    """The answer to speak and how it came about."""
+@dataclass(eq=False)
+class VoiceCommandResult(Mapping[str, Any]):
+    """The answer to speak and how it came about: `result.message` or `result["message"]`."""
 
     message: str
     stop_reason: str
@@ -100,6 +102,22 @@ class VoiceCommandResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    # Read-only mapping over the fields, so `result["message"]` works like `result.message`.
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._keys():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys())
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
+    @classmethod
+    def _keys(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
 
 
 class _Clock:
@@ -119,25 +137,51 @@ class _Clock:
 
 
 class CommandExecutionService:
-    """Runs utterances for one node; keeps a conversation open when a command asks to."""
+    """Runs utterances for one node; keeps a conversation open when a command asks to.
+
+    Every argument has a default read from the node's settings (`NodeSettings.from_env`):
+    the registry holds every command found for `settings.data_dir`, and the client talks to
+    `settings.center_url` (`JARVIS_CENTER_URL`). What the service opened itself it closes in
+    `close()` (or at the end of a `with` block).
+    """
 
     def __init__(
         self,
-        registry: CommandRegistry,
-        client: JarvisCommandCenterClient | None,
+        registry: CommandRegistry | None = None,
+        client: JarvisCommandCenterClient | None = None,
         settings: NodeSettings | None = None,
         *,
         validation_handler: ValidationHandler | None = None,
         max_round_trips: int = DEFAULT_MAX_ROUND_TRIPS,
     ) -> None:
+        self.settings = settings or NodeSettings.from_env()
+        self._opened: list[NodeStore | JarvisCommandCenterClient] = []
+        if registry is None:
+            store = NodeStore(self.settings.data_dir)
+            store.migrate()
+            self._opened.append(store)
+            registry = load_registry(self.settings, store)
+        if client is None and self.settings.center_url:
+            client = JarvisCommandCenterClient(self.settings.center_url)
+            self._opened.append(client)
         self.registry = registry
         self.client = client
-        self.settings = settings or NodeSettings()
         self.validation_handler = validation_handler or console_validation_handler
         self.max_round_trips = max_round_trips
         self._pending_conversation_id: str | None = None
         # Fast-path exchanges awaiting a follow-up; the next center request carries them.
         self._local_turns: list[LocalTurn] = []
+
+    def close(self) -> None:
+        """Close the store and client this service opened itself (never those passed in)."""
+        while self._opened:
+            self._opened.pop().close()
+
+    def __enter__(self) -> CommandExecutionService:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # --- state ----------------------------------------------------------------------------
     @property
@@ -207,7 +251,9 @@ class CommandExecutionService:
             self._pending_conversation_id = None  # a local command starts a new topic
             return self._run_pre_routed(command, route, text, clock)
         if self.client is None:
-            raise CenterError("no command center is configured for this node")
+            raise CenterError(
+                "no command center is configured for this node (set JARVIS_CENTER_URL)"
+            )
         return self._converse(text, register_tools, validation_handler, clock)
 
     # --- pre-routing ------------------------------------------------------------------------
