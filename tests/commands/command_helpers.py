@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from jarvis.sdk import CommandContext, MemoryStorage, RequestInformation
+import jarvis.commands
+from jarvis.sdk import CommandContext, IJarvisCommand, MemoryStorage, RequestInformation
 
 TZ = "America/New_York"
 
@@ -54,3 +58,15 @@ class LocalServer:
 
     def route(self, method: str, path: str, handler: Handler | tuple[int, Any]) -> None:
         self.routes[(method, path)] = handler if callable(handler) else (lambda _r: handler)
+
+
+def builtin_commands() -> list[IJarvisCommand]:
+    """What the node does: concrete IJarvisCommand classes defined in jarvis.commands modules."""
+    found = []
+    for info in pkgutil.iter_modules(jarvis.commands.__path__):
+        module = importlib.import_module(f"jarvis.commands.{info.name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if (issubclass(cls, IJarvisCommand) and cls.__module__ == module.__name__
+                    and not inspect.isabstract(cls)):
+                found.append(cls())
+    return found

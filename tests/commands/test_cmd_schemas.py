@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import json
-import pkgutil
 from typing import Any
 
 import pytest
+from command_helpers import builtin_commands
 
-import jarvis.commands
 from jarvis.sdk import IJarvisCommand
 
 EXPECTED = {
@@ -32,19 +29,7 @@ EXPECTED = {
 JSON_TYPES = {"string", "integer", "number", "boolean", "object", "array"}
 
 
-def discover() -> list[IJarvisCommand]:
-    """What the node does: concrete IJarvisCommand classes defined in jarvis.commands modules."""
-    found = []
-    for info in pkgutil.iter_modules(jarvis.commands.__path__):
-        module = importlib.import_module(f"jarvis.commands.{info.name}")
-        for _, cls in inspect.getmembers(module, inspect.isclass):
-            if (issubclass(cls, IJarvisCommand) and cls.__module__ == module.__name__
-                    and not inspect.isabstract(cls)):
-                found.append(cls())
-    return found
-
-
-COMMANDS = discover()
+COMMANDS = builtin_commands()
 IDS = [c.command_name for c in COMMANDS]
 
 

@@ -8,7 +8,14 @@ import re
 from jarvis.commands._numbers import parse_number
 from jarvis.sdk import ParamTypeError, parse_type
 
-__all__ = ["is_pure_duration", "parse_duration", "speak_duration", "to_iso_duration", "unit_phrase"]
+__all__ = [
+    "drop_duration",
+    "is_pure_duration",
+    "parse_duration",
+    "speak_duration",
+    "to_iso_duration",
+    "unit_phrase",
+]
 
 _TIMEDELTA = parse_type("timedelta")
 _UNIT_SECONDS = {
@@ -117,6 +124,24 @@ def parse_duration(value: object) -> dt.timedelta | None:
     if result is None or result <= dt.timedelta(0) or result > _MAX:
         return None
     return result
+
+
+def _ends_in_unit(word: str) -> bool:
+    tokens = _tokens(word)
+    return bool(tokens) and (tokens[-1] in _UNIT_SECONDS or tokens[-1] == "half")
+
+
+def drop_duration(text: str, duration: dt.timedelta) -> str:
+    """`text` without the words that say `duration` ("5 minute pasta" -> "pasta")."""
+    words = text.split()
+    for width in range(min(len(words), 6), 0, -1):  # the longest span first: "an hour and a half"
+        for start in range(len(words) - width + 1):
+            span = " ".join(words[start:start + width])
+            if (_ends_in_unit(words[start + width - 1]) and is_pure_duration(span)
+                    and parse_duration(span) == duration):
+                rest = " ".join(words[:start] + words[start + width:])
+                return re.sub(r"^(?:for|of)\s+|\s+(?:for|of)$", "", rest, flags=re.I)
+    return text
 
 
 def to_iso_duration(value: dt.timedelta) -> str:

@@ -21,6 +21,7 @@ from jarvis.commands._schedule import (
     speak_clock,
     speak_day,
 )
+from jarvis.commands._when import drop_said_when, parse_clock_text
 from jarvis.sdk import (
     CommandAntipattern,
     CommandExample,
@@ -50,36 +51,18 @@ _SAID_ACTIONS = {
     "delete": ["delete", "cancel", "remove", "get rid of", "clear"],
 }
 _ALL = {"all", "all reminders", "everything", "every reminder", "all of them", "*"}
-_CLOCK_TEXT = re.compile(
-    r"(?P<h>[0-9]{1,2})(?::(?P<m>[0-9]{2}))?(?::[0-9]{2})?\s*(?P<ampm>[ap]\.?\s?m\.?)?"
-)
 _NAIVE_DATETIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[Tt ][0-9]{2}:[0-9]{2}(?::[0-9]{2})?)?")
-
-
-def parse_clock_text(text: str) -> str | None:
-    """"5 pm", "5:30pm", "17:00", "noon" -> "HH:MM"; None when it is no clock time."""
-    cleaned = text.strip().lower()
-    if cleaned in ("noon", "midday"):
-        return "12:00"
-    if cleaned == "midnight":
-        return "00:00"
-    m = _CLOCK_TEXT.fullmatch(cleaned)
-    if not m:
-        return None
-    hour, minute = int(m["h"]), int(m["m"] or 0)
-    if m["ampm"]:
-        if not 1 <= hour <= 12:
-            return None
-        hour = hour % 12 + (12 if m["ampm"].startswith("p") else 0)
-    elif m["m"] is None:
-        return None  # a bare number is not clearly a time
-    if hour > 23 or minute > 59:
-        return None
-    return f"{hour:02d}:{minute:02d}"
 
 
 def _zone(name: str | None) -> dt.tzinfo:
     return ZoneInfo(name) if name else dt.datetime.now().astimezone().tzinfo or dt.UTC
+
+
+def _about(text: str) -> str:
+    """ " to call mom", " about the dentist", or nothing for a reminder without words."""
+    if not text:
+        return ""
+    return f" {text}" if text.lower().startswith(("to ", "about ")) else f" to {text}"
 
 
 class ReminderCommand(IJarvisCommand):
@@ -227,10 +210,11 @@ class ReminderCommand(IJarvisCommand):
 
     def _set(self, zone: dt.tzinfo, voice_command: str, **kwargs: Any) -> CommandResponse:
         now = dt.datetime.now(zone)
-        text = str(kwargs["text"]).strip().rstrip(".")
         due, explicit = self._due(zone, now, voice_command, kwargs.get("resolved_datetimes"),
                                   kwargs.get("time"))
         when = f"{speak_day(due.date(), now.date())} at {speak_clock(due)}"
+        # The confirmation says `when` itself: the text keeps only what to remember.
+        text = drop_said_when(str(kwargs["text"]).strip().rstrip("."), due, now)
         if explicit and due <= now:
             return CommandResponse.error_response(
                 f"That time, {when}, has already passed.",
@@ -248,9 +232,7 @@ class ReminderCommand(IJarvisCommand):
         self.context.storage.set(NAMESPACE, reminder_id, entry)
         return CommandResponse.success_response(
             {"reminder": entry, "local_due": due.isoformat(timespec="minutes")},
-            message=f"OK, I'll remind you to {text} {when}."
-            if not text.lower().startswith(("to ", "about "))
-            else f"OK, I'll remind you {text} {when}.",
+            message=f"OK, I'll remind you{_about(text)} {when}.",
         )
 
     def _pending(self) -> list[dict[str, Any]]:
@@ -268,7 +250,7 @@ class ReminderCommand(IJarvisCommand):
         for entry in pending:
             local = parse_utc(entry["due_at"]).astimezone(zone)
             when = f"{speak_day(local.date(), now.date())} at {speak_clock(local)}"
-            spoken.append(f"{entry['text']} {when}")
+            spoken.append(f"{entry['text']} {when}".strip())
             listed.append({**entry, "local_due": local.isoformat(timespec="minutes"),
                            "when": when})
         if not spoken:

@@ -16,6 +16,7 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from jarvis.commands._durations import (
+    drop_duration,
     is_pure_duration,
     parse_duration,
     speak_duration,
@@ -54,7 +55,7 @@ __all__ = [
 
 NAMESPACE = "timers"
 _ALL_WORDS = {"all", "all timers", "every", "every timer", "everything", "all of them", "*"}
-_LABEL_JUNK = re.compile(r"^(?:the|my|a|an)\s+|\s+timer$")
+_LABEL_JUNK = re.compile(r"^(?:the|my|a|an)\s+|(?:^|\s+)timer$")
 
 
 def _now() -> dt.datetime:
@@ -77,13 +78,16 @@ def _clean_label(value: object) -> str | None:
     return label or None
 
 
-def _new_label(value: object) -> str | None:
-    """A new timer's label; none when it only restates the duration ("90 minutes")."""
+def _new_label(value: object, duration: dt.timedelta | None = None) -> str | None:
+    """A new timer's label, without the words saying its `duration` ("5 minute pasta")."""
     label = _clean_label(value)
     said = value.strip().lower() if isinstance(value, str) else ""
     for text in (said, label or ""):
         if text and is_pure_duration(text) and parse_duration(text) is not None:
             return None  # it would be announced as "the 90 minutes timer"
+    if said and duration is not None:
+        # The confirmation and the announcement say the length themselves.
+        label = _clean_label(drop_duration(said, duration))
     return label
 
 
@@ -204,7 +208,7 @@ class SetTimerCommand(IJarvisCommand):
 
     def run(self, request_info: RequestInformation, **kwargs: Any) -> CommandResponse:
         duration: dt.timedelta = kwargs["duration"]
-        label = _new_label(kwargs.get("label"))
+        label = _new_label(kwargs.get("label"), duration)
         now = _now()
         timer_id = uuid.uuid4().hex[:12]
         entry: dict[str, Any] = {
