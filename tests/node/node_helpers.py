@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import zipfile
+from pathlib import Path
 from typing import Any, ClassVar
 
 from jarvis.sdk import (
@@ -125,3 +129,29 @@ class CurrentTime(Recording):
 def all_test_commands() -> list[Recording]:
     return [PauseMusic(), Forecast(), Thermometer(), HomeAssistantWeather(), LightColour(),
             Calculator(), CurrentTime()]
+
+
+def _record(files: dict[str, bytes]) -> bytes:
+    lines = []
+    for name, content in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(content).digest()).rstrip(b"=").decode()
+        lines.append(f"{name},sha256={digest},{len(content)}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def build_wheel(directory: Path, name: str = "jarvis_tinypkg", version: str = "0.1") -> Path:
+    """A tiny pure-Python wheel, built by hand so no build backend or network is needed."""
+    directory.mkdir(parents=True, exist_ok=True)
+    info = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}/__init__.py": b"VALUE = 42\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\n"
+        b"Tag: py3-none-any\n",
+    }
+    files[f"{info}/RECORD"] = _record(files) + f"{info}/RECORD,,\n".encode()
+    wheel = directory / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, content in files.items():
+            archive.writestr(path, content)
+    return wheel

@@ -16,7 +16,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from jarvis.node.client import CenterError, CenterUnreachableError, JarvisCommandCenterClient
-from jarvis.node.installer import InstallError, InstallReport, install_commands
+from jarvis.node.installer import (
+    CommandState,
+    InstallError,
+    InstallReport,
+    command_states,
+    install_commands,
+)
 from jarvis.node.registry import CommandRegistry
 from jarvis.node.runtime import Node, load_registry, open_node
 from jarvis.node.scheduler import Scheduler
@@ -112,7 +118,7 @@ def _running_node(center: str | None) -> Iterator[Node]:
     settings = _settings(center)
     in_process = None if settings.center_url else _InProcessCenter(settings.data_dir)
     client = JarvisCommandCenterClient(in_process.url if in_process else settings.center_url)
-    node = open_node(settings, client=client)
+    node = open_node(settings, client=client, progress=_progress)
     for problem in node.registry.problems:
         err_console.print(f"[yellow]Warning:[/yellow] {escape(str(problem))}")
     try:
@@ -121,6 +127,11 @@ def _running_node(center: str | None) -> Iterator[Node]:
         node.close()
         if in_process is not None:
             in_process.stop()
+
+
+def _progress(line: str) -> None:
+    """Long steps (a package installed on first use) reported on stderr, beside the answers."""
+    err_console.print(f"[dim]{escape(line)}[/dim]")
 
 
 def _ask_once(node: Node, text: str) -> VoiceCommandResult:
@@ -245,6 +256,37 @@ def _print_report(report: InstallReport) -> None:
         console.print("Dry run: nothing was changed.")
 
 
+_STATE_COLOURS = {"ready": "green"}
+
+
+def _print_state(state: CommandState, auto_install: bool) -> None:
+    colour = _STATE_COLOURS.get(state.state, "yellow")
+    console.print(f"[bold]{escape(state.name)}[/bold]  [{colour}]{state.state}[/{colour}]  "
+                  f"[dim]{escape(state.source)}[/dim]")
+    later = "installed on first use" if auto_install else f"jarvis commands install {state.name}"
+    for requirement, installed in state.packages.items():
+        shown = "[green]installed[/green]" if installed else f"[yellow]missing[/yellow] ({later})"
+        console.print(f"  package {escape(requirement)}: {shown}")
+    for secret, is_set in state.secrets:
+        console.print(f"  secret {escape(secret.key)} ({secret.scope}): "
+                      f"{_secret_state(is_set, secret.required)}")
+
+
+def _list_installable(names: list[str] | None) -> None:
+    """Every command (or the named ones) and what it still lacks; changes nothing."""
+    settings = _settings()
+    store = NodeStore(settings.data_dir)
+    registry = _registry(store, settings)
+    unknown = [name for name in names or [] if name not in registry]
+    if unknown:
+        fail(f"unknown command(s): {', '.join(unknown)} (see: jarvis commands install --list)")
+    states = [s for s in command_states(registry, store) if not names or s.name in names]
+    for state in states:
+        _print_state(state, settings.auto_install)
+    ready = sum(state.state == "ready" for state in states)
+    console.print(f"{len(states)} command(s), {ready} ready")
+
+
 @commands_app.command("install")
 def commands_install(
     names: Annotated[list[str] | None, typer.Argument(help="Commands to install.")] = None,
@@ -252,10 +294,17 @@ def commands_install(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show what would be done and change nothing.")
     ] = False,
+    list_only: Annotated[
+        bool,
+        typer.Option("--list", help="List the installable commands and what each still lacks."),
+    ] = False,
 ) -> None:
     """Run migrations, declare each command's secrets and pip-install its packages."""
+    if list_only:
+        _list_installable(names)
+        return
     if not names and not all_commands:
-        fail("name the commands to install, or pass --all")
+        fail("name the commands to install, pass --all, or see them with --list")
     if names and all_commands:
         fail("give command names or --all, not both")
     settings = _settings()

@@ -3,17 +3,23 @@
 Installing never overwrites a secret's value; it only creates the empty rows that tell
 the operator what to set. Packages are installed with the interpreter running Jarvis
 (`python -m pip install <requirement>`, one argv item per requirement) and recorded in
-`<data_dir>/custom-requirements.txt`, so the node can be rebuilt the same way.
+`<data_dir>/custom-requirements.txt`, so the node can be rebuilt the same way. A package
+counts as installed when this interpreter has a distribution of that name at a version
+the requirement accepts; `command_states` says, per command, what is still missing.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.metadata
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
 
 from jarvis.node.registry import CommandRegistry
 from jarvis.node.store import NodeStore
@@ -22,10 +28,15 @@ from jarvis.sdk import IJarvisCommand, JarvisPackage, JarvisSecret
 __all__ = [
     "REQUIREMENTS_FILE",
     "CommandPlan",
+    "CommandState",
     "InstallError",
     "InstallReport",
     "PipRunner",
+    "command_states",
     "install_commands",
+    "install_packages",
+    "missing_packages",
+    "package_installed",
     "pip_install",
     "record_requirements",
 ]
@@ -70,6 +81,45 @@ def pip_install(requirement: str, python: str | None = None) -> subprocess.Compl
         text=True,
         check=False,
     )
+
+
+def package_installed(package: JarvisPackage) -> bool:
+    """Whether this interpreter has the package at a version its requirement accepts."""
+    try:
+        requirement = Requirement(package.requirement)
+        version = importlib.metadata.version(requirement.name)
+    except (InvalidRequirement, importlib.metadata.PackageNotFoundError):
+        return False
+    return requirement.specifier.contains(version, prereleases=True)
+
+
+def missing_packages(packages: Iterable[JarvisPackage]) -> list[JarvisPackage]:
+    return [package for package in packages if not package_installed(package)]
+
+
+def _failure(completed: subprocess.CompletedProcess[str]) -> str:
+    """pip's last words (its error is at the end), or the exit status."""
+    tail = (completed.stderr or completed.stdout or "").strip().splitlines()[-3:]
+    return " ".join(line.strip() for line in tail) or f"exit {completed.returncode}"
+
+
+def install_packages(
+    requirements: Sequence[str], data_dir: Path, pip: PipRunner | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """pip-install each requirement; the installed ones are recorded. -> (installed, failed)."""
+    runner = pip or pip_install
+    installed: list[str] = []
+    failed: dict[str, str] = {}
+    for requirement in requirements:
+        completed = runner(requirement)
+        if completed.returncode == 0:
+            installed.append(requirement)
+        else:
+            failed[requirement] = _failure(completed)
+    if installed:
+        importlib.invalidate_caches()  # so the new modules import in this process
+        record_requirements(data_dir / REQUIREMENTS_FILE, installed)
+    return installed, failed
 
 
 def _distribution(requirement: str) -> str:
@@ -119,7 +169,7 @@ def install_commands(
     names: Sequence[str] | None = None,
     *,
     dry_run: bool = False,
-    install_packages: bool = True,
+    with_packages: bool = True,
     pip: PipRunner | None = None,
 ) -> InstallReport:
     """Install the named commands (all when `names` is empty)."""
@@ -145,16 +195,50 @@ def install_commands(
         plan.packages = [p.requirement for p in packages]
         wanted.extend(r for r in plan.packages if r not in wanted)
         report.commands.append(plan)
-    if dry_run or not install_packages:
+    if dry_run or not with_packages:
         return report
-    runner = pip or pip_install
-    for requirement in wanted:
-        completed = runner(requirement)
-        if completed.returncode == 0:
-            report.packages_installed.append(requirement)
-        else:
-            tail = (completed.stderr or completed.stdout or "").strip().splitlines()[-3:]
-            report.packages_failed[requirement] = " ".join(tail) or f"exit {completed.returncode}"
-    if report.packages_installed:
-        record_requirements(store.data_dir / REQUIREMENTS_FILE, report.packages_installed)
+    report.packages_installed, report.packages_failed = install_packages(
+        wanted, store.data_dir, pip
+    )
     return report
+
+
+@dataclass
+class CommandState:
+    """What one command still lacks: packages not installed, required secrets not set."""
+
+    name: str
+    source: str
+    packages: dict[str, bool] = field(default_factory=dict)  # requirement -> installed
+    secrets: list[tuple[JarvisSecret, bool]] = field(default_factory=list)  # -> has a value
+
+    @property
+    def missing_packages(self) -> list[str]:
+        return [requirement for requirement, ok in self.packages.items() if not ok]
+
+    @property
+    def missing_secrets(self) -> list[str]:
+        return [secret.key for secret, is_set in self.secrets if secret.required and not is_set]
+
+    @property
+    def state(self) -> str:
+        """"ready", or what is missing: "packages missing", "secrets missing" or both."""
+        missing = [what for what, lacking in (("packages", self.missing_packages),
+                                               ("secrets", self.missing_secrets)) if lacking]
+        return " and ".join(missing) + " missing" if missing else "ready"
+
+
+def command_states(registry: CommandRegistry, store: NodeStore) -> list[CommandState]:
+    """Every command's state, by name; reading it creates nothing on disk."""
+    known = store.exists() and not store.pending_migrations()
+    states = []
+    for name in sorted(registry.commands):
+        command = registry.commands[name]
+        state = CommandState(name=name, source=registry.sources.get(name, ""))
+        for package in command.required_packages:
+            state.packages[package.requirement] = package_installed(package)
+        for secret in command.all_possible_secrets:
+            is_set = known and store.secrets.is_set(secret.key, secret.scope)
+            state.secrets.append((secret, is_set))
+        states.append(state)
+    return states

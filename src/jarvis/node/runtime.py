@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from jarvis.node.client import JarvisCommandCenterClient
 from jarvis.node.context import command_context, load_registry
+from jarvis.node.first_use import Progress
 from jarvis.node.registry import CommandRegistry
 from jarvis.node.service import CommandExecutionService, ValidationHandler
 from jarvis.node.settings import NodeSettings
@@ -42,6 +43,7 @@ def open_node(
     commands: Iterable[IJarvisCommand] | None = None,
     validation_handler: ValidationHandler | None = None,
     client: JarvisCommandCenterClient | None = None,
+    progress: Progress | None = None,
 ) -> Node:
     """A node talking to `settings.center_url`; `commands` replaces discovery (tests, demos)."""
     store = NodeStore(settings.data_dir)
@@ -55,6 +57,6 @@ def open_node(
     if client is None and settings.center_url:
         client = JarvisCommandCenterClient(settings.center_url)
     service = CommandExecutionService(
-        registry, client, settings, validation_handler=validation_handler
+        registry, client, settings, validation_handler=validation_handler, progress=progress
     )
     return Node(settings, store, registry, client, service)

@@ -20,10 +20,12 @@ from pydantic import ValidationError
 
 from jarvis.node.client import CenterError, JarvisCommandCenterClient
 from jarvis.node.context import load_registry
+from jarvis.node.first_use import PackageGate, PackagesUnavailableError, Progress
 from jarvis.node.registry import CommandRegistry
 from jarvis.node.settings import NodeSettings
 from jarvis.node.store import NodeStore
 from jarvis.node.tool_result_formatter import (
+    format_missing_packages,
     format_missing_secrets,
     format_tool_error,
     format_tool_result,
@@ -153,6 +155,7 @@ class CommandExecutionService:
         *,
         validation_handler: ValidationHandler | None = None,
         max_round_trips: int = DEFAULT_MAX_ROUND_TRIPS,
+        progress: Progress | None = None,
     ) -> None:
         self.settings = settings or NodeSettings.from_env()
         self._opened: list[NodeStore | JarvisCommandCenterClient] = []
@@ -166,6 +169,10 @@ class CommandExecutionService:
             self._opened.append(client)
         self.registry = registry
         self.client = client
+        # Missing `required_packages` are installed on a command's first use.
+        self.packages = PackageGate(
+            self.settings.data_dir, allowed=self.settings.auto_install, progress=progress
+        )
         self.validation_handler = validation_handler or console_validation_handler
         self.max_round_trips = max_round_trips
         self._pending_conversation_id: str | None = None
@@ -484,10 +491,15 @@ class CommandExecutionService:
         started = time.perf_counter()
         error_type: str | None = None
         try:
+            self.packages.ensure(command)
             response = command.execute(info, **arguments)
             if not isinstance(response, CommandResponse):
                 raise TypeError(f"run() returned {type(response).__name__}, not CommandResponse")
             result = format_tool_result(call_id, response)
+        except PackagesUnavailableError as exc:
+            error_type = type(exc).__name__
+            log.warning("%s: %s", name, exc.message)
+            result = format_missing_packages(call_id, exc.message, exc.requirements)
         except MissingSecretsError as exc:
             error_type = type(exc).__name__
             scopes = {s.key: s.scope for s in _safe_secrets(command)}

@@ -63,6 +63,17 @@ def _env_or_none(name: str) -> str | None:
     return value or None
 
 
+def _env_flag(name: str, default: bool) -> bool:
+    value = _env_or_none(name)
+    if value is None:
+        return default
+    if value.lower() in ("1", "true", "yes", "on"):
+        return True
+    if value.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name}={value!r} is not a yes/no value (use 1 or 0)")
+
+
 @dataclass
 class NodeSettings:
     """Read from the environment by `from_env`; tests build it directly."""
@@ -72,6 +83,8 @@ class NodeSettings:
     node_id: str = field(default_factory=socket.gethostname)
     room: str | None = None
     center_url: str | None = None
+    # Whether a command's missing `required_packages` are pip-installed on its first use.
+    auto_install: bool = True
 
     @classmethod
     def from_env(cls, data_dir: Path | None = None, center_url: str | None = None) -> NodeSettings:
@@ -85,4 +98,5 @@ class NodeSettings:
             node_id=_env_or_none("JARVIS_NODE_ID") or socket.gethostname(),
             room=_env_or_none("JARVIS_ROOM"),
             center_url=center_url or _env_or_none("JARVIS_CENTER_URL"),
+            auto_install=_env_flag("JARVIS_AUTO_INSTALL", True),
         )

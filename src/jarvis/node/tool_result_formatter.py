@@ -9,6 +9,7 @@ from jarvis.protocol import ToolOutput, ToolResult
 from jarvis.sdk import CommandResponse, MissingSecretsError
 
 __all__ = [
+    "format_missing_packages",
     "format_missing_secrets",
     "format_tool_error",
     "format_tool_result",
@@ -86,5 +87,19 @@ def format_missing_secrets(
             success=False,
             message=message,
             context={"error": message, "missing_secrets": list(error.missing)},
+        ),
+    )
+
+
+def format_missing_packages(
+    tool_call_id: str, message: str, requirements: list[str]
+) -> ToolResult:
+    """A failed result saying which packages the command lacks and what to do about it."""
+    return ToolResult(
+        tool_call_id=tool_call_id,
+        output=ToolOutput(
+            success=False,
+            message=message,
+            context={"error": message, "missing_packages": list(requirements)},
         ),
     )
