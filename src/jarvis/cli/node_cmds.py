@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from jarvis.node.actions import pick_action
 from jarvis.node.client import CenterError, CenterUnreachableError, JarvisCommandCenterClient
 from jarvis.node.installer import (
     CommandState,
@@ -29,6 +30,7 @@ from jarvis.node.scheduler import Scheduler
 from jarvis.node.service import VoiceCommandResult
 from jarvis.node.settings import NodeSettings
 from jarvis.node.store import NodeStore, SecretKeyError
+from jarvis.sdk import JarvisButton
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -184,23 +186,45 @@ def _say(message: str) -> None:
     console.print(f"[bold cyan]jarvis>[/bold cyan] {escape(message)}")
 
 
+_CHOICE_STYLES = {"primary": "bold", "secondary": "dim", "destructive": "red"}
+
+
+def _show_choices(actions: list[JarvisButton]) -> None:
+    """The answer's buttons as numbered choices; the user types a number or a label."""
+    for number, action in enumerate(actions, start=1):
+        style = _CHOICE_STYLES.get(action.type, "bold")
+        console.print(f"  [{style}]{number}. {escape(action.text)}[/{style}]")
+
+
+def _chat_turn(node: Node, text: str) -> VoiceCommandResult | None:
+    try:
+        return node.service.process_voice_command(text)
+    except CenterUnreachableError as exc:
+        fail(exc.message)
+    except (CenterError, SecretKeyError) as exc:
+        err_console.print(f"[red]Error:[/red] {escape(str(exc))}")
+        return None
+
+
 def chat(center: CenterOption = None) -> None:
-    """Talk to Jarvis in text; timers and reminders are announced while it runs."""
+    """Talk to Jarvis in text; timers and reminders are announced while it runs.
+
+    When an answer offers choices, typing a choice's number or label picks it.
+    """
     with _running_node(center) as node, Scheduler(node.store.storage, _say):
+        choices: list[JarvisButton] = []
         for line in _lines():
             text = line.strip()
             if not text:
                 continue
             if text.lower() in ("exit", "quit", "bye"):
                 break
-            try:
-                result = node.service.process_voice_command(text)
-            except CenterUnreachableError as exc:
-                fail(exc.message)
-            except (CenterError, SecretKeyError) as exc:
-                err_console.print(f"[red]Error:[/red] {escape(str(exc))}")
-                continue
-            _say(result.message)
+            picked = pick_action(text, choices)
+            result = _chat_turn(node, picked.action if picked else text)
+            choices = result.actions if result is not None else []
+            if result is not None:
+                _say(result.message)
+                _show_choices(choices)
 
 
 # --- commands ----------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from jarvis.node.actions import actions_of
 from jarvis.node.client import CenterError, JarvisCommandCenterClient
 from jarvis.node.context import load_registry
 from jarvis.node.first_use import PackageGate, PackagesUnavailableError, Progress
@@ -43,6 +44,7 @@ from jarvis.protocol.models import MAX_LOCAL_TURNS, MAX_TEXT
 from jarvis.sdk import (
     CommandResponse,
     IJarvisCommand,
+    JarvisButton,
     MissingSecretsError,
     PreRouteResult,
     RequestInformation,
@@ -101,9 +103,13 @@ class VoiceCommandResult(Mapping[str, Any]):
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
     round_trips: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    # Buttons under the answer; picking one sends its `action` as the next utterance.
+    actions: list[JarvisButton] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["actions"] = [action.model_dump() for action in self.actions]
+        return data
 
     # Read-only mapping over the fields, so `result["message"]` works like `result.message`.
     def __getitem__(self, key: str) -> Any:
@@ -291,8 +297,10 @@ class CommandExecutionService:
         else:
             message = output.message or ("Done." if output.success else "That did not work.")
         wait_for_input = output.success and output.wait_for_input
-        if wait_for_input:
-            wait_for_input = self._remember_local_turn(text, record, output, message)
+        actions = actions_of(output.context) if output.success else []
+        if wait_for_input or actions:
+            kept = self._remember_local_turn(text, record, output, message)
+            wait_for_input = wait_for_input and kept
         else:
             self._local_turns = []  # nothing to follow up on: a later utterance starts afresh
         return VoiceCommandResult(
@@ -303,6 +311,7 @@ class CommandExecutionService:
             wait_for_input=wait_for_input,
             tool_calls=[record],
             timings=clock.finish(),
+            actions=actions,
         )
 
     def _remember_local_turn(
@@ -363,6 +372,7 @@ class CommandExecutionService:
 
         round_trips = 1
         wait_for_input = False
+        actions: list[JarvisButton] = []
         while response.stop_reason in ("tool_calls", "validation_required"):
             if round_trips >= self.max_round_trips:
                 return VoiceCommandResult(
@@ -388,6 +398,7 @@ class CommandExecutionService:
                     records.append(record)
                 clock.add("tools_ms", started)
                 wait_for_input = any(r.output.wait_for_input for r in results)
+                actions = [a for r in results for a in actions_of(r.output.context)]
                 started = time.perf_counter()
                 response = self.client.send_tool_results(conversation_id, results)
                 clock.add("center_ms", started)
@@ -414,11 +425,11 @@ class CommandExecutionService:
 
         if response.stop_reason == "complete":
             message = response.assistant_message or ""
-            if wait_for_input:
+            if wait_for_input or actions:  # a picked button continues this conversation
                 self._pending_conversation_id = conversation_id
         else:
             message = response.assistant_message or "Sorry, something went wrong."
-            wait_for_input = False
+            wait_for_input, actions = False, []
         return VoiceCommandResult(
             message=message,
             stop_reason=response.stop_reason,
@@ -427,6 +438,7 @@ class CommandExecutionService:
             tool_calls=records,
             round_trips=round_trips,
             timings=clock.finish(),
+            actions=actions,
         )
 
     def _protocol_error(
