@@ -205,3 +205,12 @@ TOMORROW_AT_5 = dt.datetime(2026, 1, 21, 17, 0, tzinfo=ZONE)
 ])
 def test_drop_said_when(text: str, due: dt.datetime, left: str) -> None:
     assert drop_said_when(text, due, NOW) == left
+
+
+def test_a_reminder_about_something_stays_about_it() -> None:
+    command = ReminderCommand().bind(make_context())
+    messages = _spoken(command, "remind me tomorrow at noon about lunch with Sam", {
+        "action": "set", "text": "remind me about lunch with Sam tomorrow at noon",
+        "resolved_datetimes": [_local(1)], "time": "12:00"})
+    assert messages == ["OK, I'll remind you about lunch with Sam tomorrow at 12 noon.",
+                        "Reminder about lunch with Sam."]

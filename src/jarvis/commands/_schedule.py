@@ -41,9 +41,11 @@ def timer_announcement(entry: dict[str, Any]) -> str:
 
 
 def reminder_announcement(entry: dict[str, Any]) -> str:
-    """ "Reminder: call mom." """
+    """ "Reminder: call mom.", "Reminder about the dentist." """
     text = (entry.get("text") or "").strip().rstrip(".")
-    return f"Reminder: {text}." if text else "This is your reminder."
+    if not text:
+        return "This is your reminder."
+    return f"Reminder {text}." if text.lower().startswith("about ") else f"Reminder: {text}."
 
 
 def due_items(storage: CommandStorage, namespace: str, now: dt.datetime) -> list[dict[str, Any]]:

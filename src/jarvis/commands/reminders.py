@@ -143,7 +143,8 @@ class ReminderCommand(IJarvisCommand):
             fixed["action"] = key if key in ACTIONS else _ACTION_ALIASES.get(key, action)
         text = fixed.get("text")
         if isinstance(text, str):
-            fixed["text"] = re.sub(r"^(?:remind me (?:to |about )?|to |about )", "",
+            # "about" stays: "remind you about the dentist", never "remind you to the dentist".
+            fixed["text"] = re.sub(r"^(?:remind me (?:to )?|to )", "",
                                    text.strip(), flags=re.I).strip()
         clock = fixed.get("time")
         if isinstance(clock, str) and parse_clock_text(clock):
