@@ -23,6 +23,7 @@ from jarvis.cli.main import app
 from jarvis.sdk.parameter import JarvisParameter
 from jarvis.sdk.yaml_tools import ArgvTemplate, ExecTool, ToolFileError, load_tool_file
 from jarvis.sdk.yaml_tools.landing import Landing
+from jarvis.sdk.yaml_tools.template import Placeholder
 
 MARK = "@MARK@"
 
@@ -179,10 +180,12 @@ def test_loading_refuses_it_naming_tool_and_placeholder(
     assert f"(tool '{name}'): exec: the value of '{{v}}'" in result.output
 
 
-def _unchecked_tool(exec_list: list[str], cwd: Path) -> ExecTool:
+def _unchecked_tool(
+    exec_list: list[str], cwd: Path, env: dict[str, list[str | Placeholder]] | None = None
+) -> ExecTool:
     """An ExecTool built in code with no load-time check, so only the run-time check is left."""
     return ExecTool(
-        template=ArgvTemplate.parse(exec_list, {}), env={}, cwd=cwd, timeout=20,
+        template=ArgvTemplate.parse(exec_list, {}), env=env or {}, cwd=cwd, timeout=20,
         max_output=65536, landing=Landing(), name="unchecked", description="d",
         parameters=[JarvisParameter("v", "str")], overrides={}, source_path=cwd / "t.yaml",
     )
@@ -335,3 +338,32 @@ def test_shapes_too_many_to_check_at_load_time_are_checked_before_the_run(tmp_pa
     assert not _marker(tmp_path).exists()
     ok = call(tool, v="hello", shell=True, quiet=True)  # sh -c true hello: hello is $0
     assert ok.success
+
+
+def test_a_value_in_a_variable_that_loads_code_is_refused(tmp_path, bin_dir):
+    _need("bash")
+    hook = tmp_path / "hook.sh"
+    hook.write_text(f"touch {_marker(tmp_path)}\n")
+    subprocess.run(["env", f"BASH_ENV={hook}", "bash", "-c", "true"], cwd=tmp_path,
+                   stdin=subprocess.DEVNULL, timeout=20, check=False)
+    assert _marker(tmp_path).exists()  # bash runs the file BASH_ENV names
+    _marker(tmp_path).unlink()
+    in_argv = tmp_path / "argv.yaml"
+    in_argv.write_text(_tool_yaml("t", ["env", "BASH_ENV={v}", "bash", "-c", "true"]))
+    with pytest.raises(ToolFileError, match="environment variable BASH_ENV"):
+        load_tool_file(in_argv)
+    for variable in ("BASH_ENV", "LD_PRELOAD", "PATH", "NODE_OPTIONS", "GIT_SSH_COMMAND"):
+        in_env = tmp_path / f"{variable}.yaml"
+        in_env.write_text(_tool_yaml("t", ["bash", "-c", "true"]).replace(
+            "    params:", f'    env: {{{variable}: "{{v}}"}}\n    params:'))
+        with pytest.raises(ToolFileError, match=f"environment variable {variable}") as info:
+            load_tool_file(in_env)
+        assert info.value.line == 5
+    tool = _unchecked_tool(["bash", "-c", "true"], tmp_path, {"BASH_ENV": [Placeholder("v")]})
+    response = call(tool, v=str(hook))
+    assert "refused to run: the value of '{v}'" in response.error_details
+    assert not _marker(tmp_path).exists()
+    fine = tmp_path / "fine.yaml"
+    fine.write_text(_tool_yaml("t", [f"{bin_dir}/echo_argv"]).replace(
+        "    params:", '    env: {GREETING: "{v}"}\n    params:'))
+    assert call(load_tool_file(fine)[0], v="hi").success

@@ -16,15 +16,15 @@ literal text decides, so no value can steer the reading.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Literal
 
 from jarvis.sdk.yaml_tools.argv import END_OF_OPTIONS, Element
-from jarvis.sdk.yaml_tools.programs import Grammar, grammar_for
+from jarvis.sdk.yaml_tools.programs import Grammar, grammar_for, is_code_variable
 from jarvis.sdk.yaml_tools.template import Placeholder
 
-__all__ = ["Hazard", "Landing", "land"]
+__all__ = ["Hazard", "Landing", "environment_hazards", "land", "land_all"]
 
 Role = Literal["code", "program", "script", "option", "interpreter-option"]
 _EXEC_PRIMARIES = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
@@ -97,6 +97,19 @@ def land_all(
     for shape in shapes:
         total.merge(land(program, shape, allow_dash))
     return total
+
+
+def environment_hazards(
+    program: str, env: Mapping[str, Sequence[str | Placeholder]]
+) -> list[Hazard]:
+    """Values in environment variables that load code or choose programs (LD_PRELOAD, PATH)."""
+    return [
+        Hazard(piece.name, program, "code", f"the environment variable {key}")
+        for key, pieces in env.items()
+        if is_code_variable(key)
+        for piece in pieces
+        if isinstance(piece, Placeholder)
+    ]
 
 
 def _prefix(element: Element) -> str:
@@ -280,6 +293,9 @@ class _Reader:
     def command(self, scope: _Scope, index: int) -> None:
         """A launcher's operands from `index`: NAME=value assignments (env), then a program."""
         while scope.grammar.assignments and index < scope.stop and "=" in _prefix(self.el[index]):
+            variable = _prefix(self.el[index]).partition("=")[0]
+            if is_code_variable(variable):
+                self.refuse(self.el[index], scope, "code", f"the environment variable {variable}")
             index += 1
         if index >= scope.stop:
             return

@@ -18,7 +18,7 @@ from jarvis.sdk.types import ParamType, parse_type
 from jarvis.sdk.yaml_tools.argv import ArgvTemplate
 from jarvis.sdk.yaml_tools.errors import ToolDefinitionError, ToolFileError
 from jarvis.sdk.yaml_tools.introspect import FunctionSignature, IntrospectedParam, introspect
-from jarvis.sdk.yaml_tools.landing import Landing, land_all
+from jarvis.sdk.yaml_tools.landing import Landing, environment_hazards, land_all
 from jarvis.sdk.yaml_tools.template import Placeholder, TemplateError, expand_env, parse_template
 from jarvis.sdk.yaml_tools.tool import ExecTool, FunctionTool, YamlTool
 from jarvis.sdk.yaml_tools.yaml_source import LineDict, LineList, line_of, load_yaml
@@ -513,6 +513,8 @@ class _ToolBuilder:
                 )
         allow_dash = {d.name for d in declared if d.fields.get("allow_dash") is True}
         landing = self.exec_landing(template, params, overrides, allow_dash)
+        for hazard in environment_hazards(template.program, env):
+            self.fail(f"env: {hazard.describe()}", self.raw, "env")
         return ExecTool(
             template=template,
             env=env,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Literal
 
-__all__ = ["Grammar", "grammar_for"]
+__all__ = ["Grammar", "grammar_for", "is_code_variable"]
 
 Operands = Literal["data", "script", "code", "command", "shell", "find"]
 
@@ -203,3 +203,23 @@ def grammar_for(program: str) -> Grammar | None:
     if found is None:
         found = _GRAMMARS.get(_VERSION.sub("", name))
     return found
+
+
+# Environment variables that load code, choose a program or hand text to a shell.
+_CODE_VARIABLES = frozenset({
+    "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "GCONV_PATH", "BASH_ENV", "ENV",
+    "PS4", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "ZDOTDIR", "SHELL", "IFS",
+    "PERL5OPT", "PERL5LIB", "PERLLIB", "PERL5DB", "RUBYOPT", "RUBYLIB", "NODE_OPTIONS",
+    "NODE_PATH", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "PYTHONWARNINGS",
+    "PYTHONBREAKPOINT", "LUA_INIT", "LUA_PATH", "LUA_CPATH", "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS", "CLASSPATH", "R_PROFILE", "R_PROFILE_USER", "TCLLIBPATH", "EDITOR",
+    "VISUAL", "PAGER", "MANPAGER", "GIT_PAGER", "GIT_EDITOR", "GIT_SSH", "GIT_EXEC_PATH",
+    "LESSOPEN", "LESSCLOSE", "BROWSER", "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_ASKPASS",
+    "GIT_CONFIG_PARAMETERS", "RSYNC_RSH", "AWKPATH", "AWKLIBPATH",
+})
+_CODE_VARIABLE_ENDINGS = ("_COMMAND", "_CMD", "_PRELOAD", "_OPTIONS", "_OPT")
+
+
+def is_code_variable(name: str) -> bool:
+    """Whether a program may run the variable's text, or load code or a program from it."""
+    return name in _CODE_VARIABLES or name.endswith(_CODE_VARIABLE_ENDINGS)

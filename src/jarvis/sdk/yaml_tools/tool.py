@@ -33,7 +33,7 @@ from jarvis.sdk.yaml_tools.argv import (
     render_value,
 )
 from jarvis.sdk.yaml_tools.coercion import coerce_lossless, sample_value
-from jarvis.sdk.yaml_tools.landing import Landing, land
+from jarvis.sdk.yaml_tools.landing import Landing, environment_hazards, land
 from jarvis.sdk.yaml_tools.runner import (
     SAFE_PATH,
     OutputTooLargeError,
@@ -350,8 +350,9 @@ class ExecTool(YamlTool):
     def refusal(self, shaped: list[tuple[str, Element]]) -> str | None:
         """Why this exact command line must not run, read again as the programs will read it."""
         landing = land(self._template.program, [e for _, e in shaped], self._allow_dash)
-        if landing.hazards:
-            return landing.hazards[0].describe()
+        hazards = [*environment_hazards(self._template.program, self._env), *landing.hazards]
+        if hazards:
+            return hazards[0].describe()
         for text, element in shaped:
             dashed = set(element.leading_names()) & (landing.dashed - self._allow_dash)
             if dashed and text.startswith("-"):
