@@ -135,6 +135,8 @@ DANGEROUS = [
     ("find_exec_program", ["find", "{bin}", "-maxdepth", "0", "-exec", "{v}", "@MARK@", ";"],
      "touch", ["find", "touch"]),
     ("env_program", ["env", "{v}", "@MARK@"], "touch", ["env", "touch"]),
+    ("perl_magic_open", ["nice", "perl", "-ne", "print", "{v}"], f"touch {MARK}|",
+     ["nice", "perl"]),
 ]
 IDS = [case[0] for case in DANGEROUS]
 
@@ -227,6 +229,12 @@ def test_running_refuses_it_too(tmp_path, bin_dir, name, exec_list, payload, nee
         ["nice", "-{v}", "ls"],
         ["env", "--{v}", "ls"],
         ["find", ".", "-execdir", "sh", "-c", "ls {v}", "+"],
+        ["perl", "-n", "-e", "print", "--", "{v}"],
+        ["git", "-c", "core.pager={v}", "log"],
+        ["tar", "--to-command={v}", "-xf", "backup.tar"],
+        ["rsync", "-e", "{v}", "src/", "host:dst/"],
+        ["zip", "-T", "-TT", "{v}", "out.zip", "file"],
+        ["make", "-f", "{v}"],
     ],
 )
 def test_more_placements_are_refused_at_load_time(tmp_path, exec_list):

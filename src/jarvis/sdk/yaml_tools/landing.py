@@ -189,6 +189,7 @@ class _Reader:
     def options(self, scope: _Scope, index: int, code: str) -> None:
         """Read `scope`'s options from `index`; `code` is "given" or "flag" once code is set."""
         grammar = scope.grammar
+        ended = opens = False
         while index < scope.stop:
             element = self.el[index]
             prefix = _prefix(element)
@@ -196,16 +197,20 @@ class _Reader:
                 self.value_where_options_are(scope, element)
                 break
             if _literal(element) == END_OF_OPTIONS and grammar.dashdash_ends_options:
-                self.operands(scope, index + 1, code, ended=True)
-                return
+                index, ended = index + 1, True
+                break
             if not _is_option(prefix, element, grammar):
                 break
             if grammar.options_run_code:
                 self.refuse(element, scope, "interpreter-option")
+            opens = opens or any(f"-{c}" in grammar.open_flags for c in prefix[1:])
             index, code, ending = self.option(scope, index, code)
             if ending:
                 break
-        self.operands(scope, index, code, ended=False)
+        self.operands(scope, index, code, ended)
+        if opens:
+            for element in self.el[index : scope.stop]:
+                self.refuse(element, scope, "code", "a file name ending in '|' is run as a command")
 
     def value_where_options_are(self, scope: _Scope, element: Element) -> None:
         leading = element.leading_names()
@@ -233,6 +238,10 @@ class _Reader:
                 self.next_argument(scope, name, index)
                 return index + 2, _code_after(grammar, name, code), name in grammar.ending_options
             return index + 1, code, False
+        if _literal(element) in takes:  # a multi-letter option after one dash: zip -TT
+            name = prefix
+            self.next_argument(scope, name, index)
+            return index + 2, _code_after(grammar, name, code), name in grammar.ending_options
         sign, letters = prefix[0], prefix[1:]
         for position, letter in enumerate(letters):
             name = sign + letter

@@ -45,6 +45,8 @@ class Grammar:
     # Interpreters: any option may load code (--rcfile, -M, --require), so no value there.
     options_run_code: bool = False
     plus_options: bool = False  # sh +x, +o name
+    # perl -n / -p: operands are opened with a two-argument open, where "cmd|" runs cmd.
+    open_flags: frozenset[str] = frozenset()
     assignments: bool = False  # env NAME=value ... COMMAND
     dashdash_ends_options: bool = True
 
@@ -70,7 +72,7 @@ _PYTHON = Grammar(
 )
 _PERL = Grammar(
     "script", data_options=_set("-I"), code_options=_set("-e", "-E", "-M", "-m"),
-    given_by=_set("-e", "-E"), options_run_code=True,
+    given_by=_set("-e", "-E"), options_run_code=True, open_flags=_set("-n", "-p"),
 )
 _RUBY = Grammar(
     "script", data_options=_set("-I", "-C", "-E", "--encoding"),
@@ -166,6 +168,17 @@ _SHELL_RUNNERS: dict[str, Grammar] = {
                        code_options=_set("-c", "--command", "-s", "--shell")),
     "sg": Grammar("shell", skip=1, code_options=_set("-c")),
     "script": Grammar("data", code_options=_set("-c", "--command")),
+    # Programs whose options name a command to run or a file of commands.
+    "git": Grammar(code_options=_set("-c", "--config-env", "--exec-path")),
+    "rsync": Grammar(code_options=_set("-e", "--rsh", "--rsync-path")),
+    "tar": Grammar(code_options=_set("-I", "--use-compress-program", "--to-command", "-F",
+                                     "--info-script", "--new-volume-script",
+                                     "--checkpoint-action")),
+    "zip": Grammar(code_options=_set("-TT", "--unzip-command")),
+    "scp": Grammar(code_options=_set("-o", "-S", "-F")),
+    "sftp": Grammar(code_options=_set("-o", "-S", "-F", "-D", "-b")),
+    "man": Grammar(code_options=_set("-P", "--pager", "-H", "--html")),
+    "make": Grammar(code_options=_set("-f", "--file", "--makefile", "--eval")),
     "find": Grammar("find", dashdash_ends_options=False),
 }
 
