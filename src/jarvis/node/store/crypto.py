@@ -138,17 +138,27 @@ class _KeyringEntry:
     username: str
 
     def read(self) -> bytes | None:
-        value = self.backend.get_password(KEYRING_SERVICE, self.username)
+        from keyring.errors import KeyringError
+
+        try:
+            value = self.backend.get_password(KEYRING_SERVICE, self.username)
+        except KeyringError as exc:  # a locked or unreachable keyring
+            raise SecretKeyError(f"{self.describe()} cannot be read: {exc}") from exc
         return value.encode() if value else None
 
     def write(self, key: bytes) -> None:
+        from keyring.errors import KeyringError
+
         if self.read() is not None:
             raise SecretKeyError(f"{self.describe()} already holds a key; it is never replaced")
-        self.backend.set_password(KEYRING_SERVICE, self.username, key.decode())
+        try:
+            self.backend.set_password(KEYRING_SERVICE, self.username, key.decode())
+        except KeyringError as exc:
+            raise SecretKeyError(f"{self.describe()} cannot be written: {exc}") from exc
 
     def describe(self) -> str:
-        return f"the OS keyring ({type(self.backend).__name__}, service '{KEYRING_SERVICE}', " \
-            f"entry '{self.username}')"
+        backend = type(self.backend).__name__
+        return f"the OS keyring ({backend}, service '{KEYRING_SERVICE}', entry '{self.username}')"
 
 
 def _store_choice(env: Mapping[str, str]) -> str:
