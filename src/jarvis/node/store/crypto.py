@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from cryptography.fernet import Fernet
+from keyring.errors import KeyringError
 
 __all__ = [
     "ENV_KEY",
@@ -138,8 +139,6 @@ class _KeyringEntry:
     username: str
 
     def read(self) -> bytes | None:
-        from keyring.errors import KeyringError
-
         try:
             value = self.backend.get_password(KEYRING_SERVICE, self.username)
         except KeyringError as exc:  # a locked or unreachable keyring
@@ -147,8 +146,6 @@ class _KeyringEntry:
         return value.encode() if value else None
 
     def write(self, key: bytes) -> None:
-        from keyring.errors import KeyringError
-
         if self.read() is not None:
             raise SecretKeyError(f"{self.describe()} already holds a key; it is never replaced")
         try:
