@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+import keyring
 from cryptography.fernet import Fernet
+from keyring.backends import fail
 from keyring.errors import KeyringError
 
 __all__ = [
@@ -169,9 +171,6 @@ def _keyring(data_dir: Path, choice: str) -> _KeyringEntry | None:
     """The keyring entry to use: a secure backend in auto mode, any working one when asked."""
     if choice == "file":
         return None
-    import keyring  # imported here: finding a backend may talk to D-Bus
-    from keyring.backends import fail
-
     backend = keyring.get_keyring()
     usable = not isinstance(backend, fail.Keyring)
     if choice == "keyring" and not usable:
