@@ -26,22 +26,25 @@ def test_secret_is_encrypted_at_rest(data_dir: Path) -> None:
     assert NodeStore(data_dir).secrets.get_secret("HOME_ASSISTANT_TOKEN") == VALUE
 
 
-def test_key_file_is_created_owner_only(data_dir: Path) -> None:
+def test_key_file_is_created_owner_only_outside_the_data(data_dir: Path, key_dir: Path) -> None:
     store = NodeStore(data_dir)
-    assert not (data_dir / "secret.key").exists()
+    assert not key_dir.exists()
     store.secrets.set_secret("A", "1")
-    mode = stat.S_IMODE((data_dir / "secret.key").stat().st_mode)
-    assert mode == 0o600
+    [key_file] = key_dir.glob("node-*.key")
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(key_dir.stat().st_mode) == 0o700
+    assert not (data_dir / "secret.key").exists()
 
 
 def test_env_key_is_used_and_no_key_file_written(
-    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+    data_dir: Path, key_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     key = Fernet.generate_key()
     monkeypatch.setenv("JARVIS_SECRET_KEY", key.decode())
     store = NodeStore(data_dir)
     store.secrets.set_secret("A", VALUE)
     assert not (data_dir / "secret.key").exists()
+    assert not key_dir.exists()
     assert store.secrets.get_secret("A") == VALUE
     store.close()
 
@@ -56,18 +59,19 @@ def test_invalid_env_key_is_a_clear_error(data_dir: Path, monkeypatch: pytest.Mo
         NodeStore(data_dir).secrets.set_secret("A", "1")
 
 
-def test_lost_key_file_is_not_silently_replaced(data_dir: Path) -> None:
+def test_lost_key_file_is_not_silently_replaced(data_dir: Path, key_dir: Path) -> None:
     store = NodeStore(data_dir)
     store.secrets.set_secret("A", VALUE)
     store.close()
-    (data_dir / "secret.key").unlink()
+    [key_file] = key_dir.glob("node-*.key")
+    key_file.unlink()
 
     store = NodeStore(data_dir)
     with pytest.raises(SecretKeyError, match="no key is configured"):
         store.secrets.get_secret("A")
-    with pytest.raises(SecretKeyError, match=r"secret\.key is missing"):
+    with pytest.raises(SecretKeyError, match=f"key is missing from {key_file}"):
         store.secrets.set_secret("B", "2")
-    assert not (data_dir / "secret.key").exists()
+    assert not key_file.exists()
 
 
 def test_seed_keeps_existing_values_and_scopes_are_separate(data_dir: Path) -> None:

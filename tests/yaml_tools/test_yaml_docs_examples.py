@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
 from yaml_tool_helpers import call
 
-from jarvis.sdk.yaml_tools import load_tool_paths
+from jarvis.sdk.yaml_tools import ToolFileError, load_tool_file, load_tool_paths
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 SECRET = "restic-example-password"
@@ -36,7 +37,9 @@ def tools(tmp_path):
 
 
 def test_every_documented_tool_loads(tools):
-    assert set(tools) == {"disk_usage", "find_files", "search_notes", "backup_snapshots"}
+    assert set(tools) == {
+        "disk_usage", "count_words", "find_files", "search_notes", "backup_snapshots",
+    }
 
 
 def test_disk_usage(tools, tmp_path):
@@ -49,6 +52,32 @@ def test_disk_usage(tools, tmp_path):
     smuggled = call(tools["disk_usage"], path="--apparent-size")
     assert not smuggled.success and not smuggled.is_validation_error
     assert "cannot access '--apparent-size'" in smuggled.message
+
+
+def test_count_words_gets_its_text_as_data(tools, tmp_path):
+    marker = tmp_path / "pwned"
+    response = call(tools["count_words"], text="the quick brown fox")
+    assert response.success and response.message == "4"
+    text = f"a'; touch {marker}; echo '"
+    injected = call(tools["count_words"], text=text)
+    assert injected.success and injected.message == str(len(text.split()))
+    assert not marker.exists()
+
+
+def test_the_documented_refused_form_is_refused(tmp_path):
+    doc = (EXAMPLES.parent / "yaml-tools.md").read_text()
+    refused = re.search(r"# Refused: .*\n\s*(exec: .*)\n", doc)
+    assert refused is not None
+    path = tmp_path / "words.yaml"
+    path.write_text(
+        "tools:\n  - name: count_words\n    description: d\n"
+        f"    {refused.group(1)}\n    params: [{{name: text}}]\n"
+    )
+    with pytest.raises(ToolFileError) as info:
+        load_tool_file(path)
+    documented = re.search(r"words\.yaml:4 \(tool 'count_words'\): (.*?)\n\s*```", doc, re.S)
+    assert documented is not None
+    assert info.value.message == " ".join(documented.group(1).split())
 
 
 def test_find_files(tools, tmp_path):

@@ -59,11 +59,11 @@ class SqliteSecretStore:
                 stored = self._count_set()
                 if stored:
                     raise crypto.SecretKeyError(
-                        f"{stored} secret(s) are stored encrypted but "
-                        f"{crypto.key_file_path(self._data_dir)} is missing; restore it or set "
+                        f"{stored} secret(s) are stored encrypted but their key is missing from "
+                        f"{crypto.key_location(self._data_dir)}; restore it there or set "
                         f"{crypto.ENV_KEY} to the key they were stored with"
                     )
-                self._fernet = crypto.new_key_file(self._data_dir)
+                self._fernet = crypto.new_key(self._data_dir)
             return self._fernet
 
     def _count_set(self) -> int:
@@ -76,7 +76,7 @@ class SqliteSecretStore:
         if cipher is None:
             raise crypto.SecretKeyError(
                 f"secret {key} ({scope}) is stored encrypted but no key is configured: restore "
-                f"{crypto.key_file_path(self._data_dir)} or set {crypto.ENV_KEY}"
+                f"it to {crypto.key_location(self._data_dir)} or set {crypto.ENV_KEY}"
             )
         try:
             return cipher.decrypt(token).decode("utf-8")

@@ -15,16 +15,17 @@ placeholder of a list parameter becomes one argv element per item; elsewhere lis
 objects are written as JSON. Values are never split, globbed or read by a shell.
 
 Option smuggling: a caller's value that would begin an argv element with "-" is refused,
-unless the parameter says `allow_dash: true` or the element follows a literal "--".
+unless the parameter says `allow_dash: true` or the element follows a literal "--" read by
+the same program (`landing` decides which program reads which element).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
-import re
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
-from pathlib import PurePath
 from typing import Any
 
 from jarvis.sdk.types import ParamType
@@ -41,12 +42,8 @@ __all__ = [
 ]
 
 END_OF_OPTIONS = "--"
-# Programs that run code given on the command line, and the option letters that do it.
-_SHELLS = ("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish", "csh", "tcsh")
-_CODE_OPTIONS: dict[str, str] = {
-    **{shell: "c" for shell in _SHELLS},
-    "python": "c", "perl": "eE", "ruby": "e", "node": "e", "php": "r", "awk": "", "lua": "e",
-}
+# Past this many argv shapes (optional parts times list lengths), load time checks a few.
+MAX_SHAPES = 512
 
 
 class ArgvError(ValueError):
@@ -160,36 +157,7 @@ class ArgvTemplate:
                 items.append(Conditional(when, tuple(elements)))
             else:
                 items.append(_element(entry, environ, where))
-        template = cls("".join(str(p) for p in program.pieces), tuple(items))
-        template._refuse_values_in_shell_scripts()
-        return template
-
-    def _refuse_values_in_shell_scripts(self) -> None:
-        """A value inside `sh -c "..."` would be parsed by the shell: refuse the template."""
-        name = re.sub(r"[0-9.]+$", "", PurePath(self.program).name)  # python3.11 -> python
-        letters = _CODE_OPTIONS.get(name)
-        if letters is None:
-            return
-        elements = self._elements_in_order()
-        code: Element | None = None
-        if not letters:
-            code = elements[0] if elements else None  # awk: the program is the first operand
-        else:
-            flag = re.compile(rf"-[a-zA-Z]*[{letters}][a-zA-Z]*|--eval")
-            # Only the interpreter's own options count: they stop at the first operand.
-            for index, element in enumerate(elements[:-1]):
-                text = "".join(p for p in element.pieces if isinstance(p, str))
-                if element.names or not text.startswith("-"):
-                    break
-                if flag.fullmatch(text):
-                    code = elements[index + 1]
-                    break
-        if code is not None and code.names:
-            raise TemplateError(
-                f"a placeholder inside the code given to {name} would be run as code; "
-                "pass the value as a separate argument instead, e.g. "
-                '["sh", "-c", "du -sh -- \\"$1\\"", "sh", "{path}"]'
-            )
+        return cls("".join(str(p) for p in program.pieces), tuple(items))
 
     # --- what the template refers to ---------------------------------------------------
     def referenced_names(self) -> set[str]:
@@ -204,39 +172,42 @@ class ArgvTemplate:
                     names.add(item.when)
         return names
 
-    def dash_sensitive_names(self) -> set[str]:
-        """Parameters whose value may start an argv element before any literal "--"."""
-        sensitive: set[str] = set()
-        for element in self._elements_in_order():
-            if element.is_end_of_options:
-                break
-            sensitive.update(element.leading_names())
-        return sensitive
+    def shapes(self, always: Set[str], arrays: Set[str]) -> list[tuple[Element, ...]]:
+        """The argv shapes (elements, without the program) the template can render to.
 
-    def _elements_in_order(self) -> list[Element]:
-        ordered: list[Element] = []
-        for item in self.items:
-            ordered.extend([item] if isinstance(item, Element) else item.elements)
-        return ordered
+        An element or group with a placeholder outside `always` may be dropped, a
+        conditional may be off, and a lone list placeholder stands for 0, 1 or 2 elements.
+        Past MAX_SHAPES, only the fullest and the emptiest shapes are returned.
+        """
+        choices = [_item_variants(item, always, arrays) for item in self.items]
+        if math.prod(len(c) for c in choices) > MAX_SHAPES:
+            return [sum((c[-1] for c in choices), ()), sum((c[0] for c in choices), ())]
+        return [sum(combo, ()) for combo in itertools.product(*choices)]
 
     # --- rendering ----------------------------------------------------------------------
     def render(self, values: Mapping[str, Any], types: Mapping[str, ParamType]) -> list[str]:
         """The argv for one call. `values` holds every parameter that has a value."""
-        argv = [self.program]
+        return [self.program, *(text for text, _ in self.render_shaped(values, types))]
+
+    def render_shaped(
+        self, values: Mapping[str, Any], types: Mapping[str, ParamType]
+    ) -> list[tuple[str, Element]]:
+        """The arguments for one call (program left out), each with the element it came from."""
+        rendered: list[tuple[str, Element]] = []
         for item in self.items:
             if isinstance(item, Element):
-                if all(n in values for n in item.names):
-                    argv.extend(self._render_element(item, values, types))
-            elif isinstance(item, Group):
-                if all(n in values for e in item.elements for n in e.names):
-                    for element in item.elements:
-                        argv.extend(self._render_element(element, values, types))
-            elif _is_set(values.get(item.when)) and all(
-                n in values for e in item.elements for n in e.names
-            ):
-                for element in item.elements:
-                    argv.extend(self._render_element(element, values, types))
-        return argv
+                elements: tuple[Element, ...] = (item,)
+            elif isinstance(item, Group) or _is_set(values.get(item.when)):
+                elements = item.elements
+            else:
+                continue
+            if not all(n in values for e in elements for n in e.names):
+                continue
+            for element in elements:
+                rendered.extend(
+                    (text, element) for text in self._render_element(element, values, types)
+                )
+        return rendered
 
     @staticmethod
     def _render_element(
@@ -259,6 +230,33 @@ class ArgvTemplate:
         return [text]
 
 
+def _expansions(element: Element, arrays: Set[str]) -> list[tuple[Element, ...]]:
+    """What a kept element renders to: a lone list placeholder gives 0, 1 or more elements."""
+    names = element.names
+    if len(element.pieces) == 1 and names and names[0] in arrays:
+        return [(), (element,), (element, element)]
+    return [(element,)]
+
+
+def _element_variants(
+    element: Element, always: Set[str], arrays: Set[str]
+) -> list[tuple[Element, ...]]:
+    kept = _expansions(element, arrays)
+    return kept if set(element.names) <= always else [(), *kept]
+
+
+def _item_variants(item: Item, always: Set[str], arrays: Set[str]) -> list[tuple[Element, ...]]:
+    """The element sequences one item can render to, emptiest first, fullest last."""
+    if isinstance(item, Element):
+        return _element_variants(item, always, arrays)
+    parts = [_expansions(e, arrays) for e in item.elements]
+    full = [sum(combo, ()) for combo in itertools.product(*parts)]
+    optional = isinstance(item, Conditional) or not all(
+        set(e.names) <= always for e in item.elements
+    )
+    return [(), *full] if optional else full
+
+
 def _is_set(value: Any) -> bool:
     if value is None:
         return False
@@ -268,9 +266,10 @@ def _is_set(value: Any) -> bool:
 
 
 def check_caller_value(
-    name: str, ptype: ParamType, value: Any, *, dash_sensitive: bool
+    name: str, ptype: ParamType, value: Any, *, dash_sensitive: bool, ends_command: bool = False
 ) -> None:
-    """Refuse a caller's value that could smuggle an option or hold a NUL byte."""
+    """Refuse a caller's value that could smuggle an option, end a `find -exec` command
+    (`ends_command`) or hold a NUL byte."""
     texts = (
         [render_value(ptype.item, v) for v in value]
         if ptype.is_array and isinstance(value, list | tuple)
@@ -284,4 +283,8 @@ def check_caller_value(
                 name,
                 f"Invalid value for '{name}': it must not start with '-' "
                 f"(it would be read as an option), got '{text}'",
+            )
+        if ends_command and text in (";", "+"):
+            raise ArgvError(
+                name, f"Invalid value for '{name}': '{text}' would end the command find runs"
             )

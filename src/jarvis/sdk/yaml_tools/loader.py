@@ -18,6 +18,7 @@ from jarvis.sdk.types import ParamType, parse_type
 from jarvis.sdk.yaml_tools.argv import ArgvTemplate
 from jarvis.sdk.yaml_tools.errors import ToolDefinitionError, ToolFileError
 from jarvis.sdk.yaml_tools.introspect import FunctionSignature, IntrospectedParam, introspect
+from jarvis.sdk.yaml_tools.landing import Landing, environment_hazards, land_all
 from jarvis.sdk.yaml_tools.template import Placeholder, TemplateError, expand_env, parse_template
 from jarvis.sdk.yaml_tools.tool import ExecTool, FunctionTool, YamlTool
 from jarvis.sdk.yaml_tools.yaml_source import LineDict, LineList, line_of, load_yaml
@@ -510,13 +511,18 @@ class _ToolBuilder:
                 raise ToolDefinitionError(
                     f"parameter '{decl.name}' is not used in 'exec' or 'env'", decl.line, self.name
                 )
+        allow_dash = {d.name for d in declared if d.fields.get("allow_dash") is True}
+        landing = self.exec_landing(template, params, overrides, allow_dash)
+        for hazard in environment_hazards(template.program, env):
+            self.fail(f"env: {hazard.describe()}", self.raw, "env")
         return ExecTool(
             template=template,
             env=env,
             cwd=self.exec_cwd(),
             timeout=self.number("timeout", DEFAULT_TIMEOUT_S),
             max_output=int(self.number("max_output", DEFAULT_MAX_OUTPUT, integer=True)),
-            allow_dash={d.name for d in declared if d.fields.get("allow_dash") is True},
+            landing=landing,
+            allow_dash=allow_dash,
             name=self.name,
             description=description,
             parameters=params,
@@ -526,6 +532,23 @@ class _ToolBuilder:
             line=self.line,
             examples=self.examples({p.name for p in params}),
         )
+
+    def exec_landing(
+        self,
+        template: ArgvTemplate,
+        params: list[JarvisParameter],
+        overrides: Mapping[str, Any],
+        allow_dash: set[str],
+    ) -> Landing:
+        """Where the values land in every shape of the argv; a value in code is a load error."""
+        always = {p.name for p in params if p.required or p.default is not None} | set(overrides)
+        arrays = {p.name for p in params if p.type.is_array} | {
+            name for name, value in overrides.items() if isinstance(value, list)
+        }
+        landing = land_all(template.program, template.shapes(always, arrays), allow_dash)
+        if landing.hazards:
+            self.fail(f"exec: {landing.hazards[0].describe()}", self.raw, "exec")
+        return landing
 
     def number(self, key: str, default: float, integer: bool = False) -> float:
         if key not in self.raw:

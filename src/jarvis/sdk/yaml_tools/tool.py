@@ -25,8 +25,15 @@ from jarvis.sdk.command import CommandExample, IJarvisCommand
 from jarvis.sdk.parameter import JarvisParameter
 from jarvis.sdk.response import CommandResponse, RequestInformation, ValidationResult
 from jarvis.sdk.types import ParamType, ParamTypeError
-from jarvis.sdk.yaml_tools.argv import ArgvError, ArgvTemplate, check_caller_value, render_value
+from jarvis.sdk.yaml_tools.argv import (
+    ArgvError,
+    ArgvTemplate,
+    Element,
+    check_caller_value,
+    render_value,
+)
 from jarvis.sdk.yaml_tools.coercion import coerce_lossless, sample_value
+from jarvis.sdk.yaml_tools.landing import Landing, environment_hazards, land
 from jarvis.sdk.yaml_tools.runner import (
     SAFE_PATH,
     OutputTooLargeError,
@@ -312,6 +319,7 @@ class ExecTool(YamlTool):
         cwd: Path | None,
         timeout: float,
         max_output: int,
+        landing: Landing,
         allow_dash: set[str] | None = None,
         **kwargs: Any,
     ) -> None:
@@ -321,7 +329,9 @@ class ExecTool(YamlTool):
         self._cwd = cwd
         self._timeout = timeout
         self._max_output = max_output
-        self._dash_sensitive = template.dash_sensitive_names() - set(allow_dash or ())
+        self._allow_dash = frozenset(allow_dash or ())
+        self._dash_sensitive = landing.dashed - self._allow_dash
+        self._ends_command = set(landing.terminators)
 
     @property
     def timeout(self) -> float:
@@ -333,8 +343,24 @@ class ExecTool(YamlTool):
 
     def _check_for_program(self, param: JarvisParameter, value: Any) -> None:
         check_caller_value(
-            param.name, param.type, value, dash_sensitive=param.name in self._dash_sensitive
+            param.name, param.type, value, dash_sensitive=param.name in self._dash_sensitive,
+            ends_command=param.name in self._ends_command,
         )
+
+    def refusal(self, shaped: list[tuple[str, Element]]) -> str | None:
+        """Why this exact command line must not run, read again as the programs will read it."""
+        landing = land(self._template.program, [e for _, e in shaped], self._allow_dash)
+        hazards = [*environment_hazards(self._template.program, self._env), *landing.hazards]
+        if hazards:
+            return hazards[0].describe()
+        for text, element in shaped:
+            dashed = set(element.leading_names()) & (landing.dashed - self._allow_dash)
+            if dashed and text.startswith("-"):
+                return f"the value of '{{{sorted(dashed)[0]}}}' would be read as an option"
+            ends = set(element.names) & landing.terminators
+            if ends and text in (";", "+") and element.leading_names() == element.names:
+                return f"the value of '{{{sorted(ends)[0]}}}' would end the command find runs"
+        return None
 
     def _types(self) -> dict[str, ParamType]:
         return {**self._override_types, **{p.name: p.type for p in self._parameters}}
@@ -355,7 +381,12 @@ class ExecTool(YamlTool):
         return env
 
     def _invoke(self, values: dict[str, Any]) -> CommandResponse:
-        argv = self._template.render(values, self._types())
+        shaped = self._template.render_shaped(values, self._types())
+        refusal = self.refusal(shaped)
+        if refusal is not None:
+            log.warning("yaml tool %s: refused to run: %s", self._name, refusal)
+            return CommandResponse.error_response(f"Tool '{self._name}' refused to run: {refusal}")
+        argv = [self._template.program, *(text for text, _ in shaped)]
         try:
             result = run_process(
                 argv,
