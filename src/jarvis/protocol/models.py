@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+import re
+from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "API_PREFIX",
@@ -41,26 +43,94 @@ MAX_LOCAL_TURNS = 5
 MAX_LOCAL_JSON = 8_000
 # OpenAI's rule for function names; a name the LLM could not have called is refused.
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+# What an IANA zone name looks like ("America/Argentina/Buenos_Aires", "Etc/GMT+5"); the
+# name is checked before it reaches the file system ("America" is a directory there).
+_ZONE_NAME = re.compile(r"[A-Za-z0-9_+-]+(?:/[A-Za-z0-9_+-]+)*")
+_MAX_ZONE = 64
+# Control characters (C0, DEL, C1) and lone surrogates: no id carries them, and text
+# carries none but tab and line breaks. PostgreSQL cannot store a NUL, UTF-8 no surrogate.
+_ID_REFUSED = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_TEXT_REFUSED = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _refuse(value: str, refused: re.Pattern[str], what: str) -> str:
+    found = refused.search(value)
+    if found is not None:
+        raise ValueError(f"must not contain {what} (found U+{ord(found.group()):04X})")
+    return value
+
+
+def _plain_id(value: str) -> str:
+    return _refuse(value, _ID_REFUSED, "control characters")
+
+
+def _plain_text(value: str) -> str:
+    return _refuse(value, _TEXT_REFUSED, "control characters other than tab and line breaks")
+
+
+def _surrogate_path(value: Any, path: str) -> str | None:
+    """Where a lone surrogate (text UTF-8 cannot encode) hides in parsed JSON, if anywhere."""
+    if isinstance(value, str):
+        return path if _SURROGATE.search(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _surrogate_path(key, path) or _surrogate_path(item, f"{path}.{key}")
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _surrogate_path(item, f"{path}.{index}")
+            if found:
+                return found
+    return None
+
+
+def _encodable(data: Any) -> Any:
+    """Refuse a body holding lone surrogates anywhere: nothing could store or send them."""
+    found = _surrogate_path(data, "")
+    if found is not None:
+        where = found.lstrip(".") or "body"
+        raise ValueError(f"{where}: text must be valid Unicode (a lone surrogate was found)")
+    return data
+
+
+# Ids (conversations, tool calls) and labels (node, room) refuse every control character;
+# what people say or read refuses all but tab and line breaks.
+Identifier = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_plain_id)]
+Text = Annotated[str, AfterValidator(_plain_text)]
+Label = Annotated[str, Field(max_length=200), AfterValidator(_plain_id)]
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+class _Request(_Model):
+    """A request body: checked as a whole for text no database or LLM could take."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unicode(cls, data: Any) -> Any:
+        return _encodable(data)
+
+
 class NodeContext(_Model):
     timezone: str = "UTC"
-    node_id: str | None = Field(default=None, max_length=200)
-    room: str | None = Field(default=None, max_length=200)
+    node_id: Label | None = None
+    room: Label | None = None
 
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
+        shown = value if len(value) <= _MAX_ZONE else value[:_MAX_ZONE] + "..."
+        problem = f"unknown IANA timezone {shown!r}: expected a name like 'Europe/Berlin'"
+        if len(value) > _MAX_ZONE or not _ZONE_NAME.fullmatch(value):
+            raise ValueError(problem)
         try:
             ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"unknown IANA timezone '{value}'") from exc
+        except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
+            raise ValueError(problem) from exc
         return value
 
 
@@ -93,8 +163,8 @@ class AvailableCommand(_Model):
     keywords: list[str] = Field(default_factory=list)
 
 
-class ConversationStartRequest(_Model):
-    conversation_id: str = Field(min_length=1, max_length=200)
+class ConversationStartRequest(_Request):
+    conversation_id: Identifier
     node_context: NodeContext = Field(default_factory=NodeContext)
     client_tools: list[dict[str, Any]] = Field(default_factory=list, max_length=MAX_TOOLS)
     available_commands: list[AvailableCommand] | None = Field(default=None, max_length=MAX_TOOLS)
@@ -128,13 +198,13 @@ def _check_small_json(value: Any, what: str) -> None:
 class LocalTurn(_Model):
     """One exchange the node answered itself (pre-routed, no LLM) before this utterance."""
 
-    voice_command: str = Field(min_length=1, max_length=MAX_TEXT)
+    voice_command: Text = Field(min_length=1, max_length=MAX_TEXT)
     tool_name: str = Field(pattern=TOOL_NAME_PATTERN)
     # The arguments pre_route gave the command: never secrets, which are read inside it.
     arguments: dict[str, Any] = Field(default_factory=dict)
     output: ToolOutput
     # What the user heard (a pre-route's spoken_response, or the command's message).
-    assistant_message: str | None = Field(default=None, max_length=MAX_TEXT)
+    assistant_message: Text | None = Field(default=None, max_length=MAX_TEXT)
 
     @field_validator("arguments")
     @classmethod
@@ -149,9 +219,9 @@ class LocalTurn(_Model):
         return value
 
 
-class VoiceCommandRequest(_Model):
-    voice_command: str = Field(min_length=1, max_length=MAX_TEXT)
-    conversation_id: str = Field(min_length=1, max_length=200)
+class VoiceCommandRequest(_Request):
+    voice_command: Text = Field(min_length=1, max_length=MAX_TEXT)
+    conversation_id: Identifier
     node_context: NodeContext | None = None
     # Fast-path exchanges since the node last spoke to the center, oldest first: the center
     # puts them in the history before `voice_command`, so "that" in a follow-up is known.
@@ -159,14 +229,14 @@ class VoiceCommandRequest(_Model):
 
 
 class ToolResult(_Model):
-    tool_call_id: str = Field(min_length=1, max_length=200)
+    tool_call_id: Identifier
     output: ToolOutput
 
 
-class ContinueRequest(_Model):
-    conversation_id: str = Field(min_length=1, max_length=200)
+class ContinueRequest(_Request):
+    conversation_id: Identifier
     tool_results: list[ToolResult] | None = None
-    validation_response: str | None = Field(default=None, max_length=MAX_TEXT)
+    validation_response: Text | None = Field(default=None, max_length=MAX_TEXT)
 
 
 class ToolCallFunction(_Model):
