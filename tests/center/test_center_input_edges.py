@@ -161,3 +161,30 @@ def test_an_answer_nobody_asked_for_is_400(make_center: Any) -> None:
     done = center.results(cid, (call["id"], {"success": True, "context": {"sky": "clear"}}))
     assert done["assistant_message"] == "Sunny in Oslo."
     assert len(backend.requests) == 2  # neither refusal reached the LLM
+
+
+@pytest.mark.parametrize("depth", [65, 500, 958])
+def test_json_nested_too_deep_is_422(make_center: Any, depth: int) -> None:
+    center = make_center(ScriptedBackend([tool_call("open_weather_command", city="Oslo")]))
+    cid = conversation_id()
+    nested = "[" * depth + "]" * depth
+    tool = f'{{"type": "function", "function": {{"name": "f", "x": {nested}}}}}'
+    raw = f'{{"conversation_id": "{cid}", "client_tools": [{tool}]}}'
+    response = center.client.post(START, content=raw.encode(),
+                                  headers={"content-type": "application/json"})
+    assert response.status_code == 422, response.text
+    assert "nested deeper than 64 levels" in response.json()["error"]
+    center.start(cid, [WEATHER_TOOL])
+    call = center.command(cid, "weather in oslo")["tool_calls"][0]
+    output = f'{{"success": true, "context": {{"a": {nested}}}}}'
+    raw = (f'{{"conversation_id": "{cid}", "tool_results": '
+           f'[{{"tool_call_id": "{call["id"]}", "output": {output}}}]}}')
+    response = center.client.post(CONTINUE, content=raw.encode(),
+                                  headers={"content-type": "application/json"})
+    assert response.status_code == 422, response.text
+    assert "tool_results.0.output.context.a" in response.json()["error"]
+    # Ordinary nesting passes, and the calls still wait for their results.
+    shallow = {"levels": [[{"deep": [[1]]}]]}
+    done = center.results(cid, (call["id"], {"success": True, "message": "ok",
+                                             "context": shallow}))
+    assert done["stop_reason"] == "complete"

@@ -69,30 +69,47 @@ def _plain_text(value: str) -> str:
     return _refuse(value, _TEXT_REFUSED, "control characters other than tab and line breaks")
 
 
-def _surrogate_path(value: Any, path: str) -> str | None:
-    """Where a lone surrogate (text UTF-8 cannot encode) hides in parsed JSON, if anywhere."""
-    if isinstance(value, str):
-        return path if _SURROGATE.search(value) else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found = _surrogate_path(key, path) or _surrogate_path(item, f"{path}.{key}")
-            if found:
-                return found
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _surrogate_path(item, f"{path}.{index}")
-            if found:
-                return found
+# Deeper JSON than any request needs; far below where recursive code (validation,
+# serialisation) would run out of stack on a small body of brackets.
+MAX_JSON_DEPTH = 64
+
+# A node of parsed JSON while it is walked: (value, key in its parent, parent node, depth).
+_Node = tuple[Any, Any, Any, int]
+
+
+def _path(node: _Node) -> str:
+    keys = []
+    while node is not None:
+        _value, key, node, _depth = node
+        if key is not None:
+            keys.append(str(key))
+    return ".".join(reversed(keys)) or "body"
+
+
+def _json_problem(data: Any) -> str | None:
+    """What makes parsed JSON unusable, if anything: too deep, or a lone surrogate in a text
+    (UTF-8 cannot encode it, so nothing could store or send it). Walked without recursion."""
+    stack: list[_Node] = [(data, None, None, 0)]
+    while stack:
+        node = stack.pop()
+        value, _key, _parent, depth = node
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                return f"{_path(node)}: text must be valid Unicode (a lone surrogate was found)"
+            continue
+        if isinstance(value, dict):
+            items: Any = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            continue
+        if depth >= MAX_JSON_DEPTH:
+            return f"{_path(node)}: nested deeper than {MAX_JSON_DEPTH} levels"
+        for key, item in items:
+            if isinstance(key, str) and _SURROGATE.search(key):
+                return f"{_path(node)}: a key must be valid Unicode (a lone surrogate was found)"
+            stack.append((item, key, node, depth + 1))
     return None
-
-
-def _encodable(data: Any) -> Any:
-    """Refuse a body holding lone surrogates anywhere: nothing could store or send them."""
-    found = _surrogate_path(data, "")
-    if found is not None:
-        where = found.lstrip(".") or "body"
-        raise ValueError(f"{where}: text must be valid Unicode (a lone surrogate was found)")
-    return data
 
 
 # Ids (conversations, tool calls) and labels (node, room) refuse every control character;
@@ -107,12 +124,15 @@ class _Model(BaseModel):
 
 
 class _Request(_Model):
-    """A request body: checked as a whole for text no database or LLM could take."""
+    """A request body: checked as a whole for JSON nothing downstream could take."""
 
     @model_validator(mode="before")
     @classmethod
-    def _unicode(cls, data: Any) -> Any:
-        return _encodable(data)
+    def _usable_json(cls, data: Any) -> Any:
+        problem = _json_problem(data)
+        if problem is not None:
+            raise ValueError(problem)
+        return data
 
 
 class NodeContext(_Model):
