@@ -7,17 +7,17 @@ chat completion. The API key is sent as a bearer token and never logged.
 
 The timeout is a deadline for the whole answer. httpx's timeouts bound each socket
 operation, so a server sending a byte every few seconds would never trip them; each call
-therefore runs on a thread of the backend's own, and the caller stops waiting at the
-deadline whatever the server does (that thread stops at the next byte that arrives late).
+therefore runs on a thread of its own, and the caller stops waiting at the deadline
+whatever the server does (that thread stops at the next byte that arrives late).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import queue
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 import httpx
@@ -35,8 +35,6 @@ __all__ = ["OpenAIBackend"]
 
 log = logging.getLogger(__name__)
 
-# As many calls at once as the center has worker threads.
-_CALL_THREADS = 32
 # Far more than any chat completion; a server streaming without end is cut off here.
 _MAX_ANSWER_BYTES = 16 * 1024 * 1024
 
@@ -61,10 +59,8 @@ class OpenAIBackend:
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         self._client = httpx.Client(headers=headers, transport=transport)
-        self._calls = ThreadPoolExecutor(max_workers=_CALL_THREADS, thread_name_prefix="llm-http")
 
     def close(self) -> None:
-        self._calls.shutdown(wait=False, cancel_futures=True)
         self._client.close()
 
     def __repr__(self) -> str:  # the key must never show up in logs
@@ -92,13 +88,24 @@ class OpenAIBackend:
         url = f"{self.base_url}/chat/completions"
         timeout = min(self.timeout, request.timeout) if request.timeout else self.timeout
         deadline = time.monotonic() + timeout
-        call = self._calls.submit(self._post, url, self._body(request), timeout, deadline)
+        body = self._body(request)
+        answers: queue.SimpleQueue[tuple[int, bytes] | BaseException] = queue.SimpleQueue()
+
+        def call() -> None:
+            try:
+                answers.put(self._post(url, body, timeout, deadline))
+            except BaseException as exc:  # handed to the caller, which raises it
+                answers.put(exc)
+
+        # A daemon thread: one still reading a dripping answer never holds up shutdown.
+        threading.Thread(target=call, name="llm-http", daemon=True).start()
         try:
-            status, data = call.result(timeout=max(0.0, deadline - time.monotonic()))
-        except FutureTimeout as exc:
-            call.cancel()
+            answer = answers.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty as exc:
             raise LLMTimeoutError(f"no complete answer from {url} within {timeout:g}s") from exc
-        return _reply(url, status, data)
+        if isinstance(answer, BaseException):
+            raise answer
+        return _reply(url, *answer)
 
     def _post(
         self, url: str, body: dict[str, Any], timeout: float, deadline: float
