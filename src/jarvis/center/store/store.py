@@ -311,9 +311,9 @@ class Store:
                 if isinstance(exc, self._integrity_errors):
                     raise ConcurrentUpdateError(conflict) from exc
                 raise
-        if update is not None and version_check.rowcount != 1:
-            raise ConcurrentUpdateError(conflict)
-        cursor.execute("COMMIT")
+            if update is not None and version_check.rowcount != 1:
+                raise ConcurrentUpdateError(conflict)
+            cursor.execute("COMMIT")  # sent as the pipeline closes
 
     def _thread_connection(self) -> Any:
         connection = getattr(self._local, "connection", None)
