@@ -27,8 +27,6 @@ from schemathesis.generation import GenerationMode
 from jarvis.center.llm.base import LLMReply, LLMRequest
 from jarvis.center.llm.scripted import ScriptedBackend, text, tool_call
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
 STARTED = [f"protocol-{n}" for n in range(4)]
 EXAMPLES_PER_OPERATION = 30
 
