@@ -1,7 +1,8 @@
 """A tiny OpenAI-compatible chat-completions server on loopback, for the openai backend tests.
 
 Each incoming request takes the next planned behaviour: a completion (text or tool
-calls), an HTTP status with a body, raw bytes, or a delay longer than the client waits.
+calls), an HTTP status with a body, raw bytes, a delay longer than the client waits, or a
+completion dripped one byte at a time (its headers, or its body after prompt headers).
 """
 
 from __future__ import annotations
@@ -32,10 +33,12 @@ def completion(content: str | None = None,
 
 
 class FakeOpenAI:
-    """Plans: ("json", body) | ("status", code, text) | ("raw", bytes) | ("sleep", seconds)."""
+    """Plans: ("json", body) | ("status", code, text) | ("raw", bytes) | ("sleep", seconds)
+    | ("drip", seconds_per_byte, "headers" or "body")."""
 
     def __init__(self) -> None:
         self.plan: deque[tuple[Any, ...]] = deque()
+        self.stopped = threading.Event()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         fake = self
@@ -55,12 +58,32 @@ class FakeOpenAI:
                     time.sleep(step[1])
                     step = ("json", completion("too late"))
                     kind = "json"
-                if kind == "json":
+                if kind == "drip":
+                    self._drip(step[1], step[2])
+                elif kind == "json":
                     self._send(200, json.dumps(step[1]).encode(), "application/json")
                 elif kind == "status":
                     self._send(step[1], str(step[2]).encode(), "text/plain")
                 else:
                     self._send(200, step[1], "application/json")
+
+            def _drip(self, seconds: float, part: str) -> None:
+                body = json.dumps(completion("dripped")).encode()
+                head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                        f"Content-Length: {len(body)}\r\n\r\n").encode()
+                slow = head + body if part == "headers" else body
+                try:
+                    if part != "headers":
+                        self.wfile.write(head)
+                        self.wfile.flush()
+                    for index in range(len(slow)):
+                        if fake.stopped.wait(seconds):
+                            return
+                        self.wfile.write(slow[index:index + 1])
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up, as it should
+                self.close_connection = True
 
             def _send(self, code: int, data: bytes, content_type: str) -> None:
                 try:
@@ -82,5 +105,6 @@ class FakeOpenAI:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.stopped.set()
         self._server.shutdown()
         self._server.server_close()

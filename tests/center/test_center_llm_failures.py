@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import time
 from typing import Any
 
 import pytest
@@ -97,6 +98,39 @@ def test_llm_timeout_is_an_error_and_the_conversation_survives(make_center: Any,
     assert retried["stop_reason"] == "tool_calls"
     messages = fake.requests[-1]["body"]["messages"]
     assert [m["content"] for m in messages if m["role"] == "user"] == ["weather in oslo"]
+
+
+@pytest.mark.parametrize("part", ["headers", "body"])
+def test_llm_timeout_bounds_a_server_that_drips_its_answer(fake: FakeOpenAI, part: str) -> None:
+    # A byte every half second never trips a per-read timeout; the whole answer would
+    # take minutes.
+    fake.plan.extend([("drip", 0.5, part), ("json", completion("back again"))])
+    backend = OpenAIBackend(base_url=fake.url, timeout=1.5)
+    request = LLMRequest(messages=[{"role": "user", "content": "hi"}])
+    started = time.monotonic()
+    with pytest.raises(LLMTimeoutError, match=r"within 1\.5s"):
+        backend.complete(request)
+    assert time.monotonic() - started < 2.5
+    # The next call is served as usual.
+    assert backend.complete(request).content == "back again"
+    backend.close()
+
+
+def test_dripping_llm_server_is_an_error_at_llm_timeout(make_center: Any,
+                                                        fake: FakeOpenAI) -> None:
+    fake.plan.extend([
+        ("drip", 0.5, "body"),
+        ("json", completion(calls=[("open_weather_command", {"city": "Oslo"})])),
+    ])
+    center = _openai_center(make_center, fake, llm_timeout=1.5)
+    cid = conversation_id()
+    center.start(cid, [WEATHER_TOOL])
+    started = time.monotonic()
+    failed = center.command(cid, "weather in oslo")
+    assert time.monotonic() - started < 3.0
+    assert failed["stop_reason"] == "error"
+    assert "took too long" in failed["assistant_message"]
+    assert center.command(cid, "weather in oslo")["stop_reason"] == "tool_calls"
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from jarvis.center.engine import (
     BadRequestError,
@@ -56,9 +57,11 @@ def _json(model: Any, status: int = 200) -> Response:
     return Response(model.model_dump_json(), status_code=status, media_type="application/json")
 
 
-def _error(status: int, message: str, detail: Any = None) -> JSONResponse:
+def _error(
+    status: int, message: str, detail: Any = None, headers: dict[str, str] | None = None
+) -> JSONResponse:
     body = ErrorResponse(error=message, detail=detail).model_dump()
-    return JSONResponse(body, status_code=status)
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def _field(loc: tuple[Any, ...] | list[Any]) -> str:
@@ -125,6 +128,16 @@ def create_app(
             for e in errors
         ]
         return _error(422, "invalid request: " + "; ".join(problems), detail)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # The framework's own refusals (an unknown path or method, a body it cannot parse)
+        # speak the same error model as the center's; an unreadable body is malformed (422).
+        if exc.status_code == 400 and exc.__cause__ is not None:
+            reason = f"{exc.detail} ({type(exc.__cause__).__name__})"
+            return _error(422, f"invalid request: body: {reason}",
+                          [{"field": "body", "message": reason}])
+        return _error(exc.status_code, str(exc.detail), headers=exc.headers)
 
     @app.exception_handler(ConversationNotFoundError)
     async def _not_found(_request: Request, exc: ConversationNotFoundError) -> JSONResponse:

@@ -238,6 +238,23 @@ def _parameter_question(param: str | None, options: Sequence[str] | None = None,
 _ABSENT = ("this required parameter is missing", "this required parameter is empty")
 
 
+def _check_continue_shape(request: ContinueRequest) -> None:
+    """A continue carries exactly one of a non-empty `tool_results` or an answer."""
+    results, answer = request.tool_results, request.validation_response
+    if results is not None and answer is not None:
+        raise MalformedRequestError(
+            "tool_results", "send either tool_results or validation_response, not both"
+        )
+    if results is None and answer is None:
+        raise MalformedRequestError(
+            "tool_results", "send tool_results or validation_response (neither was given)"
+        )
+    if results is not None and not results:
+        raise MalformedRequestError("tool_results", "must hold at least one result")
+    if answer is not None and not answer.strip():
+        raise MalformedRequestError("validation_response", "must not be empty")
+
+
 class Engine:
     """Runs conversations against an LLM backend and a store."""
 
@@ -276,12 +293,18 @@ class Engine:
                 "client_tools",
                 f"tool name(s) {', '.join(clashing)} are reserved for the center's own tools",
             )
-        created = self.store.start(
-            request.conversation_id,
-            request.node_context.model_dump(),
-            request.client_tools,
-            commands,
-        )
+        try:
+            created = self.store.start(
+                request.conversation_id,
+                request.node_context.model_dump(),
+                request.client_tools,
+                commands,
+            )
+        except ConcurrentUpdateError as exc:
+            raise ConflictError(
+                f"conversation '{request.conversation_id}' was started by another request "
+                "at the same time; send this request again"
+            ) from exc
         self._warm_prefix(request.conversation_id)
         return created
 
@@ -320,31 +343,28 @@ class Engine:
 
     def continue_(self, request: ContinueRequest) -> ToolCallingResponse:
         """Tool results from the node, or the user's answer to a clarification question."""
+        _check_continue_shape(request)
         record = self._load(request.conversation_id)
         turn = self._begin_from(record, "continue", record.voice_command)
         pending = record.pending or {}
-        if pending.get("kind") == "validation" and request.tool_results:
-            raise BadRequestError("the conversation waits for the user's validation_response")
-        if request.tool_results and request.validation_response is not None:
-            raise MalformedRequestError(
-                "tool_results", "send either tool_results or validation_response, not both"
-            )
-        if request.tool_results:
+        waiting = pending.get("kind")
+        if request.tool_results is not None:
+            if waiting == "validation":
+                raise BadRequestError("the conversation waits for the user's validation_response")
             self._accept_results(turn, pending, request.tool_results)
             return self._finish(turn, lambda: self._after_results(turn, request.tool_results))
-        if request.validation_response is not None:
-            answer = request.validation_response.strip()
-            if not answer:
-                raise MalformedRequestError("validation_response", "must not be empty")
-            # The user's answer is new information: the node's failure count starts again.
-            self._abandon_pending(turn)
-            turn.asked = {(str(t), str(p)) for t, p in pending.get("asked", [])}
-            turn.new_messages.append({"role": "user", "content": self._heard(answer)})
-            turn.trace["validation_response"] = answer
-            return self._finish(turn, lambda: self._infer(turn))
-        raise MalformedRequestError(
-            "tool_results", "send tool_results or validation_response (neither was given)"
-        )
+        if waiting != "validation":
+            raise BadRequestError(
+                "no question is waiting for a validation_response"
+                + ("; the conversation waits for tool_results" if waiting == "tool_calls" else
+                   "; send a new utterance to /api/v0/voice/command")
+            )
+        answer = (request.validation_response or "").strip()
+        # The user's answer is new information: the node's failure count starts again.
+        turn.asked = {(str(t), str(p)) for t, p in pending.get("asked", [])}
+        turn.new_messages.append({"role": "user", "content": self._heard(answer)})
+        turn.trace["validation_response"] = answer
+        return self._finish(turn, lambda: self._infer(turn))
 
     def _heard(self, text: str) -> str:
         """What the user said as the LLM reads it (and the history keeps it)."""

@@ -70,6 +70,7 @@ class BodySizeLimit:
     async def _refuse(self, send: Send) -> None:
         payload: dict[str, Any] = {
             "error": f"request body too large: the limit is {self.max_bytes} bytes",
+            "detail": None,
         }
         data = json.dumps(payload).encode()
         await send(

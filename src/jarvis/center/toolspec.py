@@ -65,6 +65,8 @@ def type_from_schema(schema: dict[str, Any]) -> ParamType | None:
     if isinstance(kind, list):
         kinds = [k for k in kind if k != "null"]
         kind = kinds[0] if len(kinds) == 1 else None
+    if not isinstance(kind, str):
+        return None
     if kind == "string":
         return parse_type(_FORMAT_KINDS.get(str(schema.get("format", "")), "string"))
     if kind in _JSON_KINDS:
@@ -78,15 +80,31 @@ def type_from_schema(schema: dict[str, Any]) -> ParamType | None:
     return None
 
 
-def _spec_from_schema(tool: dict[str, Any]) -> ToolSpec:
-    function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+def _function_of(tool: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """The tool's name, function object and parameters schema, each checked for its shape."""
+    function = tool.get("function")
+    function = tool if function is None else function
+    if not isinstance(function, dict):
+        raise ValueError("a client tool's function must be an object")
     name = function.get("name")
     if not isinstance(name, str) or not name:
         raise ValueError("every client tool needs function.name")
+    if not isinstance(function.get("description", ""), str | None):
+        raise ValueError(f"tool '{name}': description must be text")
     parameters = function.get("parameters") or {}
-    properties = parameters.get("properties") or {}
-    if not isinstance(properties, dict):
+    if not isinstance(parameters, dict):
+        raise ValueError(f"tool '{name}': parameters must be a JSON schema object")
+    if not isinstance(parameters.get("properties") or {}, dict):
         raise ValueError(f"tool '{name}': parameters.properties must be an object")
+    required = parameters.get("required") or []
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        raise ValueError(f"tool '{name}': parameters.required must be a list of names")
+    return name, function, parameters
+
+
+def _spec_from_schema(tool: dict[str, Any]) -> ToolSpec:
+    name, function, parameters = _function_of(tool)
+    properties = parameters.get("properties") or {}
     required = set(parameters.get("required") or [])
     params: dict[str, ParamSpec] = {}
     for pname, pschema in properties.items():
@@ -94,12 +112,13 @@ def _spec_from_schema(tool: dict[str, Any]) -> ToolSpec:
         enum = pschema.get("enum")
         if enum is None and isinstance(pschema.get("items"), dict):
             enum = pschema["items"].get("enum")
+        description = pschema.get("description")
         params[pname] = ParamSpec(
             name=pname,
             type=type_from_schema(pschema),
             required=pname in required,
             enum=tuple(_enum_text(v) for v in enum) if isinstance(enum, list) else None,
-            description=pschema.get("description"),
+            description=description if isinstance(description, str) else None,
         )
     schema = {"type": "function", "function": dict(function)}
     return ToolSpec(name, str(function.get("description") or ""), params, schema)

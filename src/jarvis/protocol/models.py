@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+import re
+from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "API_PREFIX",
@@ -41,26 +43,114 @@ MAX_LOCAL_TURNS = 5
 MAX_LOCAL_JSON = 8_000
 # OpenAI's rule for function names; a name the LLM could not have called is refused.
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+# What an IANA zone name looks like ("America/Argentina/Buenos_Aires", "Etc/GMT+5"); the
+# name is checked before it reaches the file system ("America" is a directory there).
+_ZONE_NAME = re.compile(r"[A-Za-z0-9_+-]+(?:/[A-Za-z0-9_+-]+)*")
+_MAX_ZONE = 64
+# Control characters (C0, DEL, C1) and lone surrogates: no id carries them, and text
+# carries none but tab and line breaks. PostgreSQL cannot store a NUL, UTF-8 no surrogate.
+_ID_REFUSED = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_TEXT_REFUSED = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _refuse(value: str, refused: re.Pattern[str], what: str) -> str:
+    found = refused.search(value)
+    if found is not None:
+        raise ValueError(f"must not contain {what} (found U+{ord(found.group()):04X})")
+    return value
+
+
+def _plain_id(value: str) -> str:
+    return _refuse(value, _ID_REFUSED, "control characters")
+
+
+def _plain_text(value: str) -> str:
+    return _refuse(value, _TEXT_REFUSED, "control characters other than tab and line breaks")
+
+
+# Deeper JSON than any request needs; far below where recursive code (validation,
+# serialisation) would run out of stack on a small body of brackets.
+MAX_JSON_DEPTH = 64
+
+# A node of parsed JSON while it is walked: (value, key in its parent, parent node, depth).
+_Node = tuple[Any, Any, Any, int]
+
+
+def _path(node: _Node) -> str:
+    keys = []
+    while node is not None:
+        _value, key, node, _depth = node
+        if key is not None:
+            keys.append(str(key))
+    return ".".join(reversed(keys)) or "body"
+
+
+def _json_problem(data: Any) -> str | None:
+    """What makes parsed JSON unusable, if anything: too deep, or a lone surrogate in a text
+    (UTF-8 cannot encode it, so nothing could store or send it). Walked without recursion."""
+    stack: list[_Node] = [(data, None, None, 0)]
+    while stack:
+        node = stack.pop()
+        value, _key, _parent, depth = node
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                return f"{_path(node)}: text must be valid Unicode (a lone surrogate was found)"
+            continue
+        if isinstance(value, dict):
+            items: Any = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            continue
+        if depth >= MAX_JSON_DEPTH:
+            return f"{_path(node)}: nested deeper than {MAX_JSON_DEPTH} levels"
+        for key, item in items:
+            if isinstance(key, str) and _SURROGATE.search(key):
+                return f"{_path(node)}: a key must be valid Unicode (a lone surrogate was found)"
+            stack.append((item, key, node, depth + 1))
+    return None
+
+
+# Ids (conversations, tool calls) and labels (node, room) refuse every control character;
+# what people say or read refuses all but tab and line breaks.
+Identifier = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_plain_id)]
+Text = Annotated[str, AfterValidator(_plain_text)]
+Label = Annotated[str, Field(max_length=200), AfterValidator(_plain_id)]
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+class _Request(_Model):
+    """A request body: checked as a whole for JSON nothing downstream could take."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _usable_json(cls, data: Any) -> Any:
+        problem = _json_problem(data)
+        if problem is not None:
+            raise ValueError(problem)
+        return data
+
+
 class NodeContext(_Model):
     timezone: str = "UTC"
-    node_id: str | None = Field(default=None, max_length=200)
-    room: str | None = Field(default=None, max_length=200)
+    node_id: Label | None = None
+    room: Label | None = None
 
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
+        shown = value if len(value) <= _MAX_ZONE else value[:_MAX_ZONE] + "..."
+        problem = f"unknown IANA timezone {shown!r}: expected a name like 'Europe/Berlin'"
+        if len(value) > _MAX_ZONE or not _ZONE_NAME.fullmatch(value):
+            raise ValueError(problem)
         try:
             ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"unknown IANA timezone '{value}'") from exc
+        except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
+            raise ValueError(problem) from exc
         return value
 
 
@@ -93,8 +183,8 @@ class AvailableCommand(_Model):
     keywords: list[str] = Field(default_factory=list)
 
 
-class ConversationStartRequest(_Model):
-    conversation_id: str = Field(min_length=1, max_length=200)
+class ConversationStartRequest(_Request):
+    conversation_id: Identifier
     node_context: NodeContext = Field(default_factory=NodeContext)
     client_tools: list[dict[str, Any]] = Field(default_factory=list, max_length=MAX_TOOLS)
     available_commands: list[AvailableCommand] | None = Field(default=None, max_length=MAX_TOOLS)
@@ -128,13 +218,13 @@ def _check_small_json(value: Any, what: str) -> None:
 class LocalTurn(_Model):
     """One exchange the node answered itself (pre-routed, no LLM) before this utterance."""
 
-    voice_command: str = Field(min_length=1, max_length=MAX_TEXT)
+    voice_command: Text = Field(min_length=1, max_length=MAX_TEXT)
     tool_name: str = Field(pattern=TOOL_NAME_PATTERN)
     # The arguments pre_route gave the command: never secrets, which are read inside it.
     arguments: dict[str, Any] = Field(default_factory=dict)
     output: ToolOutput
     # What the user heard (a pre-route's spoken_response, or the command's message).
-    assistant_message: str | None = Field(default=None, max_length=MAX_TEXT)
+    assistant_message: Text | None = Field(default=None, max_length=MAX_TEXT)
 
     @field_validator("arguments")
     @classmethod
@@ -149,9 +239,9 @@ class LocalTurn(_Model):
         return value
 
 
-class VoiceCommandRequest(_Model):
-    voice_command: str = Field(min_length=1, max_length=MAX_TEXT)
-    conversation_id: str = Field(min_length=1, max_length=200)
+class VoiceCommandRequest(_Request):
+    voice_command: Text = Field(min_length=1, max_length=MAX_TEXT)
+    conversation_id: Identifier
     node_context: NodeContext | None = None
     # Fast-path exchanges since the node last spoke to the center, oldest first: the center
     # puts them in the history before `voice_command`, so "that" in a follow-up is known.
@@ -159,14 +249,14 @@ class VoiceCommandRequest(_Model):
 
 
 class ToolResult(_Model):
-    tool_call_id: str = Field(min_length=1, max_length=200)
+    tool_call_id: Identifier
     output: ToolOutput
 
 
-class ContinueRequest(_Model):
-    conversation_id: str = Field(min_length=1, max_length=200)
+class ContinueRequest(_Request):
+    conversation_id: Identifier
     tool_results: list[ToolResult] | None = None
-    validation_response: str | None = Field(default=None, max_length=MAX_TEXT)
+    validation_response: Text | None = Field(default=None, max_length=MAX_TEXT)
 
 
 class ToolCallFunction(_Model):

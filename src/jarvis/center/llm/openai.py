@@ -4,12 +4,20 @@ llama.cpp's `llama-server`, Ollama, vLLM, LM Studio and OpenAI itself all accept
 `POST {base_url}/chat/completions` with `messages` and `tools`. Failures map onto the
 `LLMError` family: timeouts, unreachable or 5xx servers, and answers that are not a
 chat completion. The API key is sent as a bearer token and never logged.
+
+The timeout is a deadline for the whole answer. httpx's timeouts bound each socket
+operation, so a server sending a byte every few seconds would never trip them; each call
+therefore runs on a thread of its own, and the caller stops waiting at the deadline
+whatever the server does (that thread stops at the next byte that arrives late).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import queue
+import threading
+import time
 from typing import Any
 
 import httpx
@@ -26,6 +34,9 @@ from jarvis.center.llm.base import (
 __all__ = ["OpenAIBackend"]
 
 log = logging.getLogger(__name__)
+
+# Far more than any chat completion; a server streaming without end is cut off here.
+_MAX_ANSWER_BYTES = 16 * 1024 * 1024
 
 
 class OpenAIBackend:
@@ -76,30 +87,68 @@ class OpenAIBackend:
     def complete(self, request: LLMRequest) -> LLMReply:
         url = f"{self.base_url}/chat/completions"
         timeout = min(self.timeout, request.timeout) if request.timeout else self.timeout
+        deadline = time.monotonic() + timeout
+        body = self._body(request)
+        answers: queue.SimpleQueue[tuple[int, bytes] | BaseException] = queue.SimpleQueue()
+
+        def call() -> None:
+            try:
+                answers.put(self._post(url, body, timeout, deadline))
+            except BaseException as exc:  # handed to the caller, which raises it
+                answers.put(exc)
+
+        # A daemon thread: one still reading a dripping answer never holds up shutdown.
+        threading.Thread(target=call, name="llm-http", daemon=True).start()
         try:
-            response = self._client.post(url, json=self._body(request), timeout=timeout)
+            answer = answers.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty as exc:
+            raise LLMTimeoutError(f"no complete answer from {url} within {timeout:g}s") from exc
+        if isinstance(answer, BaseException):
+            raise answer
+        return _reply(url, *answer)
+
+    def _post(
+        self, url: str, body: dict[str, Any], timeout: float, deadline: float
+    ) -> tuple[int, bytes]:
+        """On a call thread: the answer's status and body, read while the deadline holds."""
+        late = LLMTimeoutError(f"no complete answer from {url} within {timeout:g}s")
+        try:
+            with self._client.stream("POST", url, json=body, timeout=timeout) as response:
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in response.iter_bytes():
+                    if time.monotonic() > deadline:
+                        raise late
+                    size += len(chunk)
+                    if size > _MAX_ANSWER_BYTES:
+                        raise LLMBadResponseError(
+                            f"{url} answered with more than {_MAX_ANSWER_BYTES} bytes"
+                        )
+                    chunks.append(chunk)
+                return response.status_code, b"".join(chunks)
         except httpx.TimeoutException as exc:
-            raise LLMTimeoutError(f"no answer from {url} within {timeout:g}s") from exc
+            raise late from exc
         except httpx.HTTPError as exc:
             raise LLMUnavailableError(f"cannot reach {url}: {type(exc).__name__}") from exc
-        if response.status_code >= 500 or response.status_code in (401, 403, 404, 429):
-            raise LLMUnavailableError(
-                f"{url} answered HTTP {response.status_code}: {_snippet(response.text)}"
-            )
-        if response.status_code >= 400:
-            raise LLMBadResponseError(
-                f"{url} refused the request (HTTP {response.status_code}): "
-                f"{_snippet(response.text)}"
-            )
-        try:
-            data = response.json()
-        except ValueError as exc:
-            raise LLMBadResponseError(f"{url} answered with something that is not JSON") from exc
-        return _parse(data)
 
 
-def _snippet(text: str, limit: int = 200) -> str:
-    text = " ".join(text.split())
+def _reply(url: str, status: int, data: bytes) -> LLMReply:
+    """The answer as a reply, or the `LLMError` its status or content calls for."""
+    if status >= 500 or status in (401, 403, 404, 429):
+        raise LLMUnavailableError(f"{url} answered HTTP {status}: {_snippet(data)}")
+    if status >= 400:
+        raise LLMBadResponseError(
+            f"{url} refused the request (HTTP {status}): {_snippet(data)}"
+        )
+    try:
+        parsed = json.loads(data)
+    except ValueError as exc:
+        raise LLMBadResponseError(f"{url} answered with something that is not JSON") from exc
+    return _parse(parsed)
+
+
+def _snippet(data: bytes, limit: int = 200) -> str:
+    text = " ".join(data.decode("utf-8", "replace").split())
     return text if len(text) <= limit else text[:limit] + "..."
 
 

@@ -149,8 +149,17 @@ def _is_memory(url: str) -> bool:
 def _engine(url: str, durable: bool) -> sa.Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
+        connect_args: dict[str, Any] = {}
+        if parsed.get_driver_name() == "psycopg":
+            # No automatic server-side prepared statements: psycopg records one as prepared
+            # when its PREPARE is queued in a pipeline, and if an earlier statement of that
+            # pipeline fails the server skips the PREPARE, so every later use of the name
+            # fails ("prepared statement _pg3_5 does not exist") until the connection closes.
+            connect_args["prepare_threshold"] = None
         # Room for every worker thread of the app at once.
-        engine = sa.create_engine(url, pool_pre_ping=True, pool_size=16, max_overflow=24)
+        engine = sa.create_engine(
+            url, pool_pre_ping=True, pool_size=16, max_overflow=24, connect_args=connect_args
+        )
         if parsed.get_backend_name() == "postgresql" and not durable:
 
             @sa.event.listens_for(engine, "connect")
@@ -216,6 +225,7 @@ class Store:
             (dbapi.OperationalError, dbapi.InterfaceError) if self._autocommit else ()
         )
         self._integrity_errors: tuple[type[BaseException], ...] = (dbapi.IntegrityError,)
+        self._database_errors: tuple[type[BaseException], ...] = (dbapi.Error,)
         self._local = threading.local()
         self._thread_connections: list[Any] = []
 
@@ -257,43 +267,53 @@ class Store:
             elif write:
                 connection.commit()
         except BaseException as exc:
-            if isinstance(exc, self._disconnect_errors):
+            broken = isinstance(exc, self._disconnect_errors)
+            if broken or not self._rolled_back(connection, explicit):
                 self._drop_thread_connection(connection)
-            else:
-                with suppress(Exception):
-                    if explicit:
-                        connection.cursor().execute("ROLLBACK")
-                    else:
-                        connection.rollback()
             raise
+
+    @staticmethod
+    def _rolled_back(connection: Any, explicit: bool) -> bool:
+        """Roll back the failed unit of work; False when the connection could not."""
+        try:
+            if explicit:
+                connection.cursor().execute("ROLLBACK")
+            else:
+                connection.rollback()
+        except Exception as exc:
+            log.warning("database rollback failed (%s); reconnecting", type(exc).__name__)
+            return False
+        return True
 
     def _write_pipelined(
         self, pg: Any, update: Any, rows: list[Any], turn: Any, conflict: str
     ) -> None:
-        """PostgreSQL: send the whole transaction in one round trip, then commit."""
+        """PostgreSQL: send the whole transaction in one round trip, then commit.
+
+        Errors roll back in `_raw`. A unique violation means another request took our
+        message numbers first: a conflict, whichever statement psycopg raised it from.
+        """
         version_check = pg.cursor()
         cursor = pg.cursor()
-        try:
-            with pg.pipeline() as pipeline:
+        with pg.pipeline() as pipeline:
+            try:
                 cursor.execute("BEGIN")
                 if update is not None:
                     version_check.execute(self._update_sql.text, update)
                 if rows:
                     cursor.executemany(self._message_sql.text, rows)
                 cursor.execute(self._turn_sql.text, turn)
-                try:
-                    pipeline.sync()
-                except self._integrity_errors as exc:
-                    # Our message numbers were taken: another request wrote first.
-                    raise ConcurrentUpdateError(conflict) from exc
-                if update is not None and version_check.rowcount != 1:
-                    raise ConcurrentUpdateError(conflict)
-                cursor.execute("COMMIT")
-        except BaseException as exc:
-            if not isinstance(exc, self._disconnect_errors):
+                pipeline.sync()
+            except self._database_errors as exc:
+                # Collect what the server skipped after the error, so the pipeline ends clean.
                 with suppress(Exception):
-                    pg.execute("ROLLBACK")
-            raise
+                    pipeline.sync()
+                if isinstance(exc, self._integrity_errors):
+                    raise ConcurrentUpdateError(conflict) from exc
+                raise
+            if update is not None and version_check.rowcount != 1:
+                raise ConcurrentUpdateError(conflict)
+            cursor.execute("COMMIT")  # sent as the pipeline closes
 
     def _thread_connection(self) -> Any:
         connection = getattr(self._local, "connection", None)
