@@ -14,6 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from jarvis.center.console import mount_console
 from jarvis.center.engine import (
     BadRequestError,
     ConflictError,
@@ -26,6 +27,7 @@ from jarvis.center.limits import BodySizeLimit
 from jarvis.center.llm import create_backend
 from jarvis.center.llm.base import LLMBackend
 from jarvis.center.local_turns import LocalTurnError
+from jarvis.center.metrics import CenterMetrics, RequestMetrics
 from jarvis.center.settings import CenterSettings, load_settings
 from jarvis.center.store import Store
 from jarvis.protocol import (
@@ -77,6 +79,7 @@ def create_app(
     owns_backend = backend is None
     backend = backend or create_backend(settings)
     store = Store(settings.resolved_database_url(), durable_commits=settings.durable_commits)
+    metrics = CenterMetrics(str(getattr(backend, "name", type(backend).__name__)))
     engine = Engine(
         store,
         backend,
@@ -89,6 +92,7 @@ def create_app(
             llm_max_tokens=settings.llm_max_tokens,
             digits_for_numbers=settings.digits_for_numbers,
         ),
+        on_turn=metrics.observe_turn,
     )
 
     # Engine calls block (LLM, database): they run on these threads, never on the event loop.
@@ -97,6 +101,9 @@ def create_app(
 
     async def off_loop(function: Callable[[Any], Any], body: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(workers, function, body)
+
+    async def off_loop_call(function: Callable[[], Any]) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(workers, function)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -118,6 +125,8 @@ def create_app(
     app.state.engine = engine
     app.state.backend = backend
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestMetrics, metrics=metrics)
+    mount_console(app, settings, store, engine, backend, metrics, off_loop_call)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:

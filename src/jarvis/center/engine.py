@@ -264,8 +264,11 @@ class Engine:
         backend: LLMBackend,
         config: EngineConfig | None = None,
         clock: Callable[[], datetime] | None = None,
+        on_turn: Callable[[TurnWrite], None] | None = None,
     ) -> None:
+        """`on_turn` sees every turn once it is committed (metrics)."""
         self.store = store
+        self.on_turn = on_turn
         self.backend = backend
         self.config = config or EngineConfig()
         self._clock = clock or default_clock()
@@ -421,6 +424,8 @@ class Engine:
                 f"conversation '{turn.record.id}' was changed by another request; "
                 "send this request again"
             ) from exc
+        if self.on_turn is not None:
+            self.on_turn(write)
         return response
 
     def _response(
@@ -605,6 +610,7 @@ class Engine:
 
     def _call_llm(self, turn: _Turn, tools_disabled: bool = False) -> LLMReply:
         since = time.perf_counter()
+        history_before = turn.trace["stages_ms"].get("history", 0.0)
         request = LLMRequest(
             messages=self._messages(turn),
             tools=[] if tools_disabled else self._tools(turn),
@@ -620,6 +626,9 @@ class Engine:
             timeout=self.config.llm_timeout,
             max_tokens=self.config.llm_max_tokens,
         )
+        # Building the prompt is its own stage; reading the history inside it is not.
+        history_ms = turn.trace["stages_ms"].get("history", 0.0) - history_before
+        since = turn.stage("prompt", since + history_ms / 1000)
         entry: dict[str, Any] = {"tools_disabled": tools_disabled,
                                  "messages": len(request.messages)}
         turn.trace["llm_calls"].append(entry)

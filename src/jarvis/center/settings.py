@@ -53,6 +53,10 @@ class CenterSettings(BaseModel):
     digits_for_numbers: bool = True
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     log_level: str = "info"
+    # "json": one JSON object per log line (for log collectors); "text": plain lines.
+    log_format: Literal["text", "json"] = "text"
+    # Turns on the console and the read API; sent as `Authorization: Bearer <token>`.
+    admin_token: SecretStr | None = None
 
     def resolved_data_dir(self) -> Path:
         """The data folder, created on first use."""
@@ -75,6 +79,8 @@ class CenterSettings(BaseModel):
         data = self.model_dump(mode="json")
         if self.llm_api_key is not None:
             data["llm_api_key"] = "********"
+        if self.admin_token is not None:
+            data["admin_token"] = "********"
         data["database_url"] = _redact_url(self.resolved_database_url())
         return data
 

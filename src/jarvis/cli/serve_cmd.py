@@ -60,6 +60,7 @@ def serve(
 
     from jarvis.center.app import create_app
     from jarvis.center.llm import BackendConfigError
+    from jarvis.center.logs import configure_logging, uvicorn_log_config
 
     try:
         app = create_app(settings)
@@ -70,7 +71,14 @@ def serve(
         f"Jarvis center on http://{settings.host}:{settings.port} "
         f"(LLM: {settings.llm_backend}, database: {settings.redacted()['database_url']})"
     )
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower())
+    level = settings.log_level.lower()
+    log_config = uvicorn_log_config(settings.log_format)
+    if log_config is None:
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level=level)
+        return
+    configure_logging(settings.log_format, level)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level=level,
+                log_config=log_config)
 
 
 def register(app: typer.Typer) -> None:
