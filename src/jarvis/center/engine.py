@@ -335,6 +335,8 @@ class Engine:
     def command(self, request: VoiceCommandRequest) -> ToolCallingResponse:
         """A new utterance in a conversation."""
         turn = self._begin(request.conversation_id, "command", request.voice_command)
+        # Kept in the trace too: a failed turn writes no messages, and the console shows it.
+        turn.trace["voice_command"] = request.voice_command
         if request.node_context is not None:
             turn.node_context = request.node_context.model_dump()
         self._abandon_pending(turn)

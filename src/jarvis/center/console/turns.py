@@ -23,10 +23,14 @@ def _arguments(raw: Any) -> Any:
         return raw  # shown as the model wrote it
 
 
-def _calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _calls(messages: list[dict[str, Any]], trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """The calls handed to the node (the center's own tools are listed apart)."""
+    own = {s.get("id") for s in trace.get("server_tools", [])}
     calls = []
     for message in messages:
         for call in message.get("tool_calls") or []:
+            if call.get("id") in own:
+                continue
             function = call.get("function") or {}
             calls.append({"id": call.get("id"), "name": function.get("name"),
                           "arguments": _arguments(function.get("arguments"))})
@@ -37,7 +41,8 @@ def _said(turn: dict[str, Any]) -> str | None:
     users = [m.get("content") for m in turn["messages"] if m.get("role") == "user"]
     if users:
         return str(users[-1])
-    return turn["trace"].get("validation_response")
+    trace = turn["trace"]
+    return trace.get("voice_command") or trace.get("validation_response")
 
 
 def _answer(turn: dict[str, Any]) -> str | None:
@@ -94,7 +99,7 @@ def _describe(turn: dict[str, Any], previous: dict[str, Any] | None) -> dict[str
         "stop_reason": turn["stop_reason"],
         "duration_ms": turn["duration_ms"],
         "said": _said(turn),
-        "tool_calls": _calls(turn["messages"]),
+        "tool_calls": _calls(turn["messages"], trace),
         "tool_results": trace.get("tool_results", []),
         "retries": trace.get("retries", []),
         "question": question,
