@@ -5,8 +5,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 # Reinstall whenever pyproject.toml changes.
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
+# apt-get as root, or through sudo when it needs no password; empty when neither works.
+APT := $(shell command -v apt-get >/dev/null && { [ "$$(id -u)" = 0 ] && echo env \
+	|| { sudo -n true 2>/dev/null && echo sudo; }; } | sed 's/$$/ DEBIAN_FRONTEND=noninteractive apt-get/')
 
-.PHONY: install model run test lint bench
+.PHONY: install model run test lint bench browser
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,7 +29,14 @@ run: install model
 lint: install
 	$(BIN)/ruff check src tests bench
 
-test: install model lint
+# The console's browser tests drive Debian's Chromium; where it cannot be installed they
+# skip and say why.
+browser:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null \
+	|| { [ -n "$(APT)" ] && $(APT) update -qq && $(APT) install -y -qq chromium; } \
+	|| echo "Chromium is not installed and apt-get cannot install it: the browser tests skip."
+
+test: install model lint browser
 	JARVIS_REQUIRE_MODEL=1 $(BIN)/python -m pytest
 
 bench: install model

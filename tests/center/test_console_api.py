@@ -153,3 +153,14 @@ def test_a_question_is_shown_as_a_question(make_center: Any) -> None:
     [turn] = _get(center, f"/api/v0/conversations/{cid}")["turns"]
     assert turn["question"] == reply["validation_request"]["question"]
     assert turn["answer"] is None and turn["tool_calls"] == []
+
+
+def test_admin_token_and_log_format_come_from_the_environment() -> None:
+    from jarvis.center.settings import load_settings
+
+    settings = load_settings(env={"JARVIS_ADMIN_TOKEN": TOKEN, "JARVIS_LOG_FORMAT": "json",
+                                  "JARVIS_CONFIG": ""})
+    assert settings.admin_token is not None
+    assert settings.admin_token.get_secret_value() == TOKEN
+    assert settings.log_format == "json"
+    assert TOKEN not in str(settings.redacted()) and TOKEN not in repr(settings)

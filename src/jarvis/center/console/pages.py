@@ -33,12 +33,18 @@ MAX_FORM_BYTES = 16 * 1024
 OffLoop = Callable[[Callable[[], Any]], Awaitable[Any]]
 
 
+def _ms(value: float) -> str:
+    """Milliseconds with two decimals below 10 ms, where a fast stage still shows."""
+    value = float(value)
+    return f"{value:,.2f} ms" if value < 10 else f"{value:,.1f} ms"
+
+
 def _environment() -> Environment:
     env = Environment(loader=PackageLoader("jarvis.center.console", "templates"),
                       autoescape=select_autoescape(default=True), auto_reload=False)
     env.filters["pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False,
                                                      default=str)
-    env.filters["ms"] = lambda value: f"{float(value):,.1f} ms"
+    env.filters["ms"] = _ms
     env.globals["stages"] = STAGES
     env.globals["try_prefix"] = TRY_PREFIX
     return env
