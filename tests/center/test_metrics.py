@@ -104,3 +104,42 @@ def test_json_log_lines_carry_the_message_and_extras() -> None:
     config = uvicorn_log_config("json")
     assert config is not None and config["formatters"]["json"]["()"] is JsonFormatter
     assert uvicorn_log_config("text") is None
+
+
+def test_jarvis_serve_writes_json_log_lines(tmp_path: Any) -> None:
+    """`jarvis serve` (scripted LLM) with log_format json: every line on stderr is JSON."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    script = tmp_path / "replies.json"
+    script.write_text('["Hello."]')
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "JARVIS_LOG_FORMAT": "json", "JARVIS_LLM_BACKEND": "scripted",
+           "JARVIS_LLM_SCRIPT": str(script), "JARVIS_DATA_DIR": str(tmp_path),
+           "JARVIS_CONFIG": ""}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jarvis.cli.main", "serve", "--port", str(port)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                assert server.poll() is None, server.stderr.read() if server.stderr else ""
+                assert time.monotonic() < deadline, "jarvis serve did not start"
+                time.sleep(0.1)
+    finally:
+        server.terminate()
+        _out, errors = server.communicate(timeout=30)
+    lines = [json.loads(line) for line in errors.splitlines() if line.strip()]
+    assert any("Uvicorn running" in line["message"] for line in lines), errors
+    assert all({"time", "level", "logger", "message"} <= set(line) for line in lines)

@@ -427,7 +427,10 @@ class Engine:
                 "send this request again"
             ) from exc
         if self.on_turn is not None:
-            self.on_turn(write)
+            try:
+                self.on_turn(write)
+            except Exception:  # the turn is committed: its answer must still go back
+                log.exception("the turn observer failed")
         return response
 
     def _response(
