@@ -37,6 +37,8 @@ def browser() -> Iterator[Any]:
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')")
     executable = _chromium()
+    if executable is None and os.environ.get("JARVIS_CHROMIUM"):
+        pytest.skip(f"JARVIS_CHROMIUM={os.environ['JARVIS_CHROMIUM']} is not a file")
     if executable is None:
         pytest.skip("Chromium is not installed (apt-get install chromium, or set "
                     "JARVIS_CHROMIUM to its path)")
