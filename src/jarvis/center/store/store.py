@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 _CACHE_SIZE = 512
+# Ids per DELETE ... IN (...): well under every driver's limit on bound parameters.
+_DELETE_CHUNK = 500
 
 # The hot statements, built once and compiled once per dialect, then run on the pooled
 # DBAPI connection directly: SQLAlchemy's per-execution machinery would cost more than
@@ -451,6 +453,26 @@ class Store:
         ]
 
     # --- writes -----------------------------------------------------------------------
+    def delete_older_than(self, cutoff: datetime) -> int:
+        """Delete the conversations last changed before `cutoff` (their messages and traces
+        too) and any trace written before it; returns how many conversations went."""
+        with self.engine.begin() as connection:
+            # Deleting the row first locks it: a request racing on it gets 409, then 404.
+            gone = [row[0] for row in connection.execute(
+                conversations.delete()
+                .where(conversations.c.updated_at < cutoff)
+                .returning(conversations.c.id)
+            )]
+            for start in range(0, len(gone), _DELETE_CHUNK):
+                chunk = gone[start:start + _DELETE_CHUNK]
+                connection.execute(messages.delete().where(messages.c.conversation_id.in_(chunk)))
+                connection.execute(turns.delete().where(turns.c.conversation_id.in_(chunk)))
+            connection.execute(turns.delete().where(turns.c.created_at < cutoff))
+        with self._lock:
+            for conversation_id in gone:
+                self._history.pop(conversation_id, None)
+        return len(gone)
+
     def start(
         self,
         conversation_id: str,
