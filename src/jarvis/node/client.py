@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import ssl
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
@@ -23,7 +25,9 @@ from jarvis.protocol import (
     VoiceCommandRequest,
 )
 
-__all__ = ["CenterError", "CenterUnreachableError", "JarvisCommandCenterClient"]
+__all__ = [
+    "CenterCertificateError", "CenterError", "CenterUnreachableError", "JarvisCommandCenterClient",
+]
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +49,30 @@ class CenterError(Exception):
 
 class CenterUnreachableError(CenterError):
     """The center could not be reached (after the retries) or did not answer in time."""
+
+
+class CenterCertificateError(CenterUnreachableError):
+    """The center's TLS certificate is not one this node trusts (wrong CA, wrong host name)."""
+
+
+def _tls_context(ca_file: Path | str | None) -> ssl.SSLContext | bool:
+    """Certificates signed by `ca_file` only (a home CA), else httpx's default trust."""
+    if ca_file is None:
+        return True
+    try:
+        return ssl.create_default_context(cafile=str(Path(ca_file).expanduser()))
+    except (OSError, ssl.SSLError) as exc:
+        raise CenterError(f"cannot use {ca_file} as the center's CA certificate: {exc}") from exc
+
+
+def _untrusted(exc: BaseException) -> ssl.SSLCertVerificationError | None:
+    """The certificate failure behind a connection error, if that is what it was."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _error_message(response: httpx.Response) -> str:
@@ -87,7 +115,10 @@ class JarvisCommandCenterClient:
         retries: int = 3,
         backoff: float = 0.25,
         transport: httpx.BaseTransport | None = None,
+        ca_file: Path | str | None = None,
     ) -> None:
+        """`ca_file`: the CA certificate (PEM) that signed the center's certificate, for a
+        center on https with a certificate of its own (`JARVIS_CENTER_CA`)."""
         # A callable base URL is resolved on the first request (e.g. a center started on
         # demand), so utterances handled locally never pay for it.
         self._resolve = None if isinstance(base_url, str) else base_url
@@ -99,6 +130,7 @@ class JarvisCommandCenterClient:
             base_url=self.base_url,
             timeout=httpx.Timeout(timeout, connect=connect_timeout),
             transport=transport,
+            verify=_tls_context(ca_file),
         )
 
     # --- lifecycle ----------------------------------------------------------------------
@@ -187,6 +219,13 @@ class JarvisCommandCenterClient:
             try:
                 return self._http.post(path, json=payload)
             except _RETRYABLE as exc:
+                refused = _untrusted(exc)
+                if refused is not None:
+                    raise CenterCertificateError(
+                        f"the center at {self.base_url} has a certificate this node does not "
+                        f"trust ({refused.verify_message or refused.reason}); set "
+                        "JARVIS_CENTER_CA to the CA certificate that signed it"
+                    ) from exc
                 if attempt >= self.retries:
                     raise CenterUnreachableError(
                         f"cannot reach the center at {self.base_url} ({exc.__class__.__name__})"
