@@ -187,3 +187,26 @@ def test_by_default_a_flood_of_requests_is_cut_short(sqlite_center: Any) -> None
     assert statuses[:burst] == [200] * burst, statuses
     assert set(statuses) == {200, 429}
     assert statuses.count(200) <= burst + refilled + 1, statuses
+
+
+def test_the_node_client_waits_out_a_short_retry_after_and_reports_a_long_one(
+        sqlite_center: Any) -> None:
+    from jarvis.node import CenterError, JarvisCommandCenterClient
+    from jarvis.protocol import NodeContext
+
+    for per_minute, waits in ((60, True), (1, False)):
+        center = sqlite_center(rate_limit_per_minute=per_minute, rate_limit_burst=2)
+        cid = conversation_id()
+        with JarvisCommandCenterClient(center.url) as client:
+            client.start_conversation(cid, NodeContext(node_id="kitchen-pi"), [WEATHER_TOOL])
+            assert client.send_command("hello", cid).assistant_message == "Fine."
+            began = time.monotonic()
+            if waits:  # a second's wait: the client sends the request again after it
+                assert client.send_command("hello", cid).assistant_message == "Fine."
+                assert time.monotonic() - began >= 0.5
+                continue
+            with pytest.raises(CenterError) as refused:  # a minute's wait: the caller decides
+                client.send_command("hello", cid)
+            assert refused.value.status_code == 429
+            assert refused.value.message.startswith("too many requests from node 'kitchen-pi'")
+            assert time.monotonic() - began < 5

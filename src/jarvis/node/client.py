@@ -75,6 +75,22 @@ def _untrusted(exc: BaseException) -> ssl.SSLCertVerificationError | None:
     return None
 
 
+# The longest `Retry-After` a node waits out before sending a refused request again; a
+# longer wait is the center's 429 error for the caller (a person is waiting for an answer).
+MAX_RETRY_AFTER = 5.0
+
+
+def _short_wait(response: httpx.Response) -> float | None:
+    """Seconds to wait before resending a request refused with 429, when short enough."""
+    if response.status_code != 429:
+        return None
+    try:
+        wait = float(response.headers.get("retry-after", ""))
+    except ValueError:
+        return None
+    return wait if 0 <= wait <= MAX_RETRY_AFTER else None
+
+
 def _error_message(response: httpx.Response) -> str:
     """The center's own words for an error: `error`, else FastAPI's `detail`, else the text."""
     try:
@@ -197,6 +213,11 @@ class JarvisCommandCenterClient:
     def _post(self, path: str, body: BaseModel, model: type[_Response]) -> _Response:
         payload = body.model_dump(mode="json", exclude_none=True)
         response = self._send(API_PREFIX + path, payload)
+        wait = _short_wait(response)
+        if wait is not None:
+            # Over the node's rate limit: nothing was stored, so the same request may go again.
+            time.sleep(wait)
+            response = self._send(API_PREFIX + path, payload)
         if response.status_code >= 400:
             raise CenterError(_error_message(response), response.status_code)
         try:
