@@ -44,6 +44,9 @@ class Pki:
     other_ca: Path
     cert: Path
     key: Path
+    # Signed by the home CA for another host name only.
+    elsewhere_cert: Path
+    elsewhere_key: Path
 
 
 def _name(common_name: str) -> x509.Name:
@@ -68,11 +71,11 @@ def _ca(common_name: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]
     return key, cert
 
 
-def _server_cert(ca_key: ec.EllipticCurvePrivateKey, ca: x509.Certificate
+def _server_cert(ca_key: ec.EllipticCurvePrivateKey, ca: x509.Certificate,
+                 names: list[x509.GeneralName]
                  ) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
     key = ec.generate_private_key(ec.SECP256R1())
     now = datetime.now(UTC)
-    names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
     cert = (
         x509.CertificateBuilder().subject_name(_name("jarvis-center")).issuer_name(ca.subject)
         .public_key(key.public_key()).serial_number(x509.random_serial_number())
@@ -91,20 +94,27 @@ def _pem(cert: x509.Certificate) -> bytes:
     return cert.public_bytes(serialization.Encoding.PEM)
 
 
+def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption())
+
+
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     folder = tmp_path_factory.mktemp("pki")
     ca_key, ca = _ca("Home CA")
     _other_key, other = _ca("Someone else's CA")
-    key, cert = _server_cert(ca_key, ca)
-    paths = Pki(folder / "ca.pem", folder / "other-ca.pem", folder / "center.pem",
-                folder / "center.key")
+    loopback = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    key, cert = _server_cert(ca_key, ca, loopback)
+    elsewhere_key, elsewhere = _server_cert(ca_key, ca, [x509.DNSName("jarvis.home")])
+    paths = Pki(*(folder / name for name in ("ca.pem", "other-ca.pem", "center.pem",
+                                               "center.key", "elsewhere.pem", "elsewhere.key")))
     paths.ca.write_bytes(_pem(ca))
     paths.other_ca.write_bytes(_pem(other))
     paths.cert.write_bytes(_pem(cert))
-    paths.key.write_bytes(key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption()))
+    paths.key.write_bytes(_key_pem(key))
+    paths.elsewhere_cert.write_bytes(_pem(elsewhere))
+    paths.elsewhere_key.write_bytes(_key_pem(elsewhere_key))
     return paths
 
 
@@ -147,6 +157,18 @@ def test_a_node_without_the_ca_refuses_the_center_clearly(
     assert "set JARVIS_CENTER_CA" in message
     assert time.monotonic() - started < 1.0  # refused at once, not retried as a lost network
     assert https_center.app.state.store.load("conv-untrusted") is None  # type: ignore[union-attr]
+
+
+def test_a_certificate_for_another_host_name_is_refused(pki: Pki, tmp_path: Path) -> None:
+    settings = CenterSettings(data_dir=tmp_path, log_level="warning",
+                              ssl_certfile=pki.elsewhere_cert, ssl_keyfile=pki.elsewhere_key)
+    with CenterServer(settings, ScriptedBackend([text("Fine.")], loop=True)) as server:
+        client = JarvisCommandCenterClient(server.url, ca_file=pki.ca)
+        with client, pytest.raises(CenterCertificateError) as refused:
+            client.start_conversation("conv-elsewhere", NodeContext(), [TOOL])
+    message = str(refused.value)
+    assert "(IP address mismatch, certificate is not valid for '127.0.0.1')" in message
+    assert message.endswith("use a center URL with a name the certificate was made for")
 
 
 def test_the_node_settings_take_the_ca_from_the_environment(

@@ -91,6 +91,20 @@ def _short_wait(response: httpx.Response) -> float | None:
     return wait if 0 <= wait <= MAX_RETRY_AFTER else None
 
 
+# OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH and X509_V_ERR_IP_ADDRESS_MISMATCH.
+_NAME_MISMATCH = (62, 64)
+
+
+def _distrust(base_url: str, refused: ssl.SSLCertVerificationError) -> str:
+    """Why the center's certificate was refused, and what to change."""
+    why = str(refused.verify_message or refused.reason).rstrip(".")
+    if refused.verify_code in _NAME_MISMATCH:
+        hint = "use a center URL with a name the certificate was made for"
+    else:
+        hint = "set JARVIS_CENTER_CA to the CA certificate that signed it"
+    return f"the center at {base_url} has a certificate this node does not trust ({why}); {hint}"
+
+
 def _error_message(response: httpx.Response) -> str:
     """The center's own words for an error: `error`, else FastAPI's `detail`, else the text."""
     try:
@@ -242,11 +256,7 @@ class JarvisCommandCenterClient:
             except _RETRYABLE as exc:
                 refused = _untrusted(exc)
                 if refused is not None:
-                    raise CenterCertificateError(
-                        f"the center at {self.base_url} has a certificate this node does not "
-                        f"trust ({refused.verify_message or refused.reason}); set "
-                        "JARVIS_CENTER_CA to the CA certificate that signed it"
-                    ) from exc
+                    raise CenterCertificateError(_distrust(self.base_url, refused)) from exc
                 if attempt >= self.retries:
                     raise CenterUnreachableError(
                         f"cannot reach the center at {self.base_url} ({exc.__class__.__name__})"
