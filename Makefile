@@ -31,5 +31,6 @@ test: install model lint
 
 bench: install model
 	$(BIN)/python bench/center_overhead.py
+	$(BIN)/python bench/load.py
 	$(BIN)/python bench/fast_path.py
 	$(BIN)/python bench/accuracy.py
