@@ -95,3 +95,33 @@ def test_retention_of_zero_days_keeps_everything(make_center: Any) -> None:
     time.sleep(0.5)
     assert _rows(second, cid) == (1, 2, 1)
     assert second.server.app.state.retention.sweep() == 0
+
+
+def test_a_large_backlog_goes_in_several_short_transactions(db_url: str) -> None:
+    from jarvis.center.store import Store
+    from jarvis.center.store.store import _DELETE_CHUNK
+
+    store = Store(db_url)
+    old = datetime.now(UTC) - timedelta(days=40)
+    run = conversation_id()
+    ids = [f"{run}-{i}" for i in range(2 * _DELETE_CHUNK + 100)]
+    row = {"node_context": "{}", "client_tools": "[]", "created_at": old, "updated_at": old}
+    try:
+        with store.engine.begin() as connection:
+            connection.execute(conversations.insert(), [{"id": cid, **row} for cid in ids])
+            connection.execute(messages.insert(), [
+                {"conversation_id": cid, "seq": 0, "role": "user", "body": "{}",
+                 "created_at": old} for cid in ids])
+            connection.execute(turns.insert(), [
+                {"conversation_id": f"{run}-living", "endpoint": "command", "duration_ms": 1.0,
+                 "trace": "{}", "created_at": old} for _ in range(_DELETE_CHUNK + 10)])
+        assert store.delete_older_than(datetime.now(UTC) - timedelta(days=30)) >= len(ids)
+        with store.engine.connect() as connection:
+            for table, column in ((conversations, conversations.c.id),
+                                  (messages, messages.c.conversation_id),
+                                  (turns, turns.c.conversation_id)):
+                left = connection.execute(sa.select(sa.func.count()).select_from(table)
+                                          .where(column.like(f"{run}%"))).scalar_one()
+                assert left == 0, table.name
+    finally:
+        store.close()

@@ -7,7 +7,7 @@ import logging
 import math
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -109,6 +109,8 @@ def create_app(
         sweeping = asyncio.create_task(retention.run())
         yield
         sweeping.cancel()
+        with suppress(asyncio.CancelledError):
+            await sweeping
         workers.shutdown(wait=True)
         retention.close()
         store.close()

@@ -77,7 +77,7 @@ def _untrusted(exc: BaseException) -> ssl.SSLCertVerificationError | None:
 
 # The longest `Retry-After` a node waits out before sending a refused request again; a
 # longer wait is the center's 429 error for the caller (a person is waiting for an answer).
-MAX_RETRY_AFTER = 5.0
+_MAX_RETRY_AFTER = 5.0
 
 
 def _short_wait(response: httpx.Response) -> float | None:
@@ -88,7 +88,7 @@ def _short_wait(response: httpx.Response) -> float | None:
         wait = float(response.headers.get("retry-after", ""))
     except ValueError:
         return None
-    return wait if 0 <= wait <= MAX_RETRY_AFTER else None
+    return wait if 0 <= wait <= _MAX_RETRY_AFTER else None
 
 
 # OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH and X509_V_ERR_IP_ADDRESS_MISMATCH.
