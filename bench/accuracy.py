@@ -170,7 +170,9 @@ def serve(model_path: str, data_dir: str) -> None:
     options = json.loads(os.environ.get("JARVIS_BENCH_BACKEND_ARGS") or "{}")
     backend = EmbeddedBackend(model_path, **options)
     backend.load()
-    settings = CenterSettings(data_dir=Path(data_dir), llm_backend="embedded")
+    # One node sending a whole corpus: no rate limit.
+    settings = CenterSettings(data_dir=Path(data_dir), llm_backend="embedded",
+                              rate_limit_per_minute=0)
     with CenterServer(settings=settings, backend=backend) as server:
         print(server.url, flush=True)
         sys.stdin.read()

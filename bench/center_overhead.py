@@ -48,8 +48,10 @@ def _serve_center(port: int, database_url: str | None, data_dir: str) -> None:
     from jarvis.center.settings import CenterSettings
 
     backend = ScriptedBackend([tool_call("open_weather_command", city="Miami")], loop=True)
+    # Hundreds of turns back to back from one client: no rate limit.
     settings = CenterSettings(
-        data_dir=Path(data_dir), database_url=database_url, log_level="warning", port=port
+        data_dir=Path(data_dir), database_url=database_url, log_level="warning", port=port,
+        rate_limit_per_minute=0,
     )
     with CenterServer(settings, backend, port=port):
         while True:

@@ -59,8 +59,9 @@ def collect(corpora: list[Path], model_path: str) -> tuple[list[dict[str, Any]],
     seen: list[dict[str, npt.NDArray[np.float32]]] = []
     backend = EmbeddedBackend(model_path, answer_probe=None, state_listener=seen.append)
     backend.load()
+    # One node sending whole corpora: no rate limit.
     settings = CenterSettings(data_dir=Path(tempfile.mkdtemp(prefix="jarvis-probe-")),
-                              llm_backend="embedded")
+                              llm_backend="embedded", rate_limit_per_minute=0)
     _, tools, available = builtin_commands()
     context = NodeContext(timezone=TIMEZONE, node_id="probe")
     rows: list[dict[str, Any]] = []

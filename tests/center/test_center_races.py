@@ -59,8 +59,9 @@ def two_centers(db_url: str, tmp_path: Path) -> Iterator[tuple[RaceLLM, Center, 
     llm = RaceLLM()
     centers = []
     for name in ("a", "b"):
+        # No rate limit: each race is hundreds of requests from one node within seconds.
         settings = CenterSettings(data_dir=tmp_path / name, database_url=db_url,
-                                  log_level="warning")
+                                  log_level="warning", rate_limit_per_minute=0)
         centers.append(Center(CenterServer(settings, llm.backend()).start()))
     yield llm, centers[0], centers[1]
     for center in centers:

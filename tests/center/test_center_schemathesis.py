@@ -55,7 +55,9 @@ class ScriptedProtocolLLM:
 
 @pytest.fixture
 def live_center(make_center: Any) -> Center:
-    center = make_center(ScriptedBackend([ScriptedProtocolLLM().reply], loop=True))
+    # No rate limit: thousands of generated requests would otherwise mostly meet a 429.
+    center = make_center(ScriptedBackend([ScriptedProtocolLLM().reply], loop=True),
+                         rate_limit_per_minute=0)
     for cid in STARTED:
         center.start(cid, [WEATHER_TOOL])
     return center

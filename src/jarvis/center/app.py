@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -28,6 +29,8 @@ from jarvis.center.llm import create_backend
 from jarvis.center.llm.base import LLMBackend
 from jarvis.center.local_turns import LocalTurnError
 from jarvis.center.metrics import CenterMetrics, RequestMetrics
+from jarvis.center.ratelimit import RateLimit, RateLimitedError, RateLimiter
+from jarvis.center.retention import Retention
 from jarvis.center.settings import CenterSettings, load_settings
 from jarvis.center.store import Store
 from jarvis.protocol import (
@@ -52,6 +55,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     409: {"model": ErrorResponse, "description": "Changed by a concurrent request"},
     413: {"model": ErrorResponse, "description": "Body too large"},
     422: {"model": ErrorResponse, "description": "Malformed body"},
+    429: {"model": ErrorResponse, "description": "Over the node's rate limit (see Retry-After)"},
 }
 
 
@@ -93,7 +97,9 @@ def create_app(
             digits_for_numbers=settings.digits_for_numbers,
         ),
         on_turn=metrics.observe_turn,
+        limiter=RateLimiter(RateLimit(settings.rate_limit_per_minute, settings.rate_limit_burst)),
     )
+    retention = Retention(store, settings.retention_days, settings.retention_interval)
 
     # Engine calls block (LLM, database): they run on these threads, never on the event loop.
     # A plain executor: cheaper per call than anyio's thread pool.
@@ -107,8 +113,13 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        sweeping = asyncio.create_task(retention.run())
         yield
+        sweeping.cancel()
+        with suppress(asyncio.CancelledError):
+            await sweeping
         workers.shutdown(wait=True)
+        retention.close()
         store.close()
         close = getattr(backend, "close", None)
         if owns_backend and callable(close):
@@ -124,6 +135,7 @@ def create_app(
     app.state.store = store
     app.state.engine = engine
     app.state.backend = backend
+    app.state.retention = retention
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestMetrics, metrics=metrics)
     mount_console(app, settings, store, engine, backend, metrics, off_loop_call)
@@ -163,6 +175,12 @@ def create_app(
     @app.exception_handler(BadRequestError)
     async def _bad(_request: Request, exc: BadRequestError) -> JSONResponse:
         return _error(400, str(exc))
+
+    @app.exception_handler(RateLimitedError)
+    async def _too_many(_request: Request, exc: RateLimitedError) -> JSONResponse:
+        wait = max(1, math.ceil(exc.retry_after))
+        return _error(429, str(exc), {"node_id": exc.node or None, "retry_after": wait},
+                      headers={"Retry-After": str(wait)})
 
     @app.exception_handler(ConflictError)
     async def _conflict(_request: Request, exc: ConflictError) -> JSONResponse:

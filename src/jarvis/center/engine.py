@@ -46,6 +46,7 @@ from jarvis.center.prompt import (
     context_message,
     system_prompt,
 )
+from jarvis.center.ratelimit import RateLimiter
 from jarvis.center.server_tools import ASK_USER, SERVER_TOOL_NAMES, SERVER_TOOLS, run_server_tool
 from jarvis.center.spoken_numbers import digits_for_numbers
 from jarvis.center.store import ConcurrentUpdateError, ConversationRecord, Store, TurnWrite
@@ -265,12 +266,14 @@ class Engine:
         config: EngineConfig | None = None,
         clock: Callable[[], datetime] | None = None,
         on_turn: Callable[[TurnWrite], None] | None = None,
+        limiter: RateLimiter | None = None,
     ) -> None:
         """`on_turn` sees every turn once it is committed (metrics)."""
         self.store = store
         self.on_turn = on_turn
         self.backend = backend
         self.config = config or EngineConfig()
+        self.limiter = limiter
         self._clock = clock or default_clock()
         # Small local models get the compact prompt (see prompt.compact_system_prompt).
         self.compact = getattr(backend, "prompt_style", "full") == "compact"
@@ -280,6 +283,7 @@ class Engine:
     # --- endpoints --------------------------------------------------------------------
     def start(self, request: ConversationStartRequest) -> bool:
         """Register (or replace) a conversation's tools; True when it is new."""
+        self._admit(request.node_context.node_id)
         commands = (
             [c.model_dump() for c in request.available_commands]
             if request.available_commands is not None
@@ -385,8 +389,14 @@ class Engine:
     def _begin(self, conversation_id: str, endpoint: str, voice_command: str) -> _Turn:
         return self._begin_from(self._load(conversation_id), endpoint, voice_command)
 
+    def _admit(self, node_id: Any) -> None:
+        """Count a request against its node's rate limit (RateLimitedError when over it)."""
+        if self.limiter is not None:
+            self.limiter.admit(node_id if isinstance(node_id, str) and node_id else "")
+
     def _begin_from(self, record: ConversationRecord, endpoint: str, voice_command: str) -> _Turn:
         started = time.perf_counter()
+        self._admit(record.node_context.get("node_id"))
         try:
             catalog = catalog_for(record.tools_key, record.client_tools, record.available_commands)
         except (ValueError, KeyError, TypeError) as exc:  # stored by an older, laxer center

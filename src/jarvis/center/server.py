@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 from types import TracebackType
 
 import uvicorn
@@ -19,11 +20,14 @@ __all__ = ["CenterServer", "serve_app_in_thread"]
 class _ThreadServer:
     """A uvicorn server run in a daemon thread; port 0 picks a free port."""
 
-    def __init__(self, app: FastAPI, host: str, port: int, log_level: str = "warning") -> None:
+    def __init__(self, app: FastAPI, host: str, port: int, log_level: str = "warning",
+                 tls: tuple[Path, Path] | None = None) -> None:
         self.host = host
         self.port = port
+        certfile, keyfile = (str(tls[0]), str(tls[1])) if tls else (None, None)
         config = uvicorn.Config(
-            app, host=host, port=port, log_level=log_level, lifespan="on", access_log=False
+            app, host=host, port=port, log_level=log_level, lifespan="on", access_log=False,
+            ssl_certfile=certfile, ssl_keyfile=keyfile,
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name="center", daemon=True)
@@ -55,7 +59,8 @@ def serve_app_in_thread(app: FastAPI, host: str = "127.0.0.1", port: int = 0) ->
 class CenterServer:
     """The center on `host:port` (port 0: a free port) in a background thread.
 
-    Use as a context manager, or call `start()` and `stop()`. `url` is the base URL.
+    Use as a context manager, or call `start()` and `stop()`. `url` is the base URL
+    (https when the settings name a certificate and its key).
     Without `settings` they are loaded from the environment and config file; tests
     should pass `CenterSettings(data_dir=...)` or a `database_url`.
     """
@@ -79,13 +84,17 @@ class CenterServer:
         if self._server is None:
             raise RuntimeError("the center server is not running")
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self._server.port}"
+        scheme = "https" if self.settings.tls else "http"
+        return f"{scheme}://{host}:{self._server.port}"
 
     def start(self) -> CenterServer:
         if self._server is not None:
             return self
         self.app = create_app(self.settings, self.backend)
-        server = _ThreadServer(self.app, self.host, self.port, self.settings.log_level.lower())
+        cert, key = self.settings.ssl_certfile, self.settings.ssl_keyfile
+        tls = (cert, key) if cert is not None and key is not None else None
+        server = _ThreadServer(self.app, self.host, self.port, self.settings.log_level.lower(),
+                               tls)
         server.start()
         self._server = server
         return self

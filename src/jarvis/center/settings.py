@@ -8,12 +8,13 @@ are `JARVIS_` + the field name in capitals (e.g. `JARVIS_DATABASE_URL`).
 from __future__ import annotations
 
 import os
+import ssl
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 __all__ = ["DEFAULT_PORT", "CenterSettings", "SettingsError", "load_settings"]
 
@@ -52,11 +53,30 @@ class CenterSettings(BaseModel):
     history_messages: int = Field(default=40, ge=2)
     digits_for_numbers: bool = True
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    rate_limit_per_minute: float = Field(default=120.0, ge=0)
+    rate_limit_burst: int = Field(default=30, ge=1)
+    retention_days: float = Field(default=30.0, ge=0)
+    retention_interval: float = Field(default=3600.0, gt=0)
+    ssl_certfile: Path | None = None
+    ssl_keyfile: Path | None = None
     log_level: str = "info"
     # "json": one JSON object per log line (for log collectors); "text": plain lines.
     log_format: Literal["text", "json"] = "text"
     # Turns on the console and the read API; sent as `Authorization: Bearer <token>`.
     admin_token: SecretStr | None = None
+
+    @model_validator(mode="after")
+    def _tls_pair(self) -> CenterSettings:
+        if (self.ssl_certfile is None) != (self.ssl_keyfile is None):
+            raise ValueError("ssl_certfile and ssl_keyfile go together: set both or neither")
+        if self.ssl_certfile is not None and self.ssl_keyfile is not None:
+            _check_tls(Path(self.ssl_certfile), Path(self.ssl_keyfile))
+        return self
+
+    @property
+    def tls(self) -> bool:
+        """Whether the center serves HTTPS."""
+        return self.ssl_certfile is not None
 
     def resolved_data_dir(self) -> Path:
         """The data folder, created on first use."""
@@ -83,6 +103,18 @@ class CenterSettings(BaseModel):
             data["admin_token"] = "********"
         data["database_url"] = _redact_url(self.resolved_database_url())
         return data
+
+
+def _check_tls(certfile: Path, keyfile: Path) -> None:
+    """Refuse a certificate and key that uvicorn could not serve, before it tries."""
+    for path in (certfile, keyfile):
+        if not path.expanduser().is_file():
+            raise ValueError(f"TLS file {path} does not exist")
+    try:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(str(certfile.expanduser()), str(keyfile.expanduser()))
+    except (OSError, ssl.SSLError) as exc:
+        raise ValueError(f"cannot serve TLS with {certfile} and {keyfile}: {exc}") from exc
 
 
 def _redact_url(url: str) -> str:
@@ -148,6 +180,7 @@ def load_settings(
         return CenterSettings(**merged)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+            ": ".join(filter(None, (".".join(str(p) for p in e["loc"]), e["msg"])))
+            for e in exc.errors()
         )
         raise SettingsError(f"invalid center settings: {problems}") from exc

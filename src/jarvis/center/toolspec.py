@@ -7,16 +7,24 @@ distinct tool set and cached, so requests never re-parse their tools.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from jarvis.protocol.models import MAX_TOOLS, TOOL_NAME_PATTERN
 from jarvis.sdk import ParamType, parse_type
 
 __all__ = [
-    "ParamSpec", "ToolCatalog", "ToolSpec", "build_catalog", "catalog_for", "type_from_schema",
+    "MAX_SCHEMA_DEPTH", "ParamSpec", "ToolCatalog", "ToolSpec", "build_catalog", "catalog_for",
+    "type_from_schema",
 ]
+
+# Nesting levels of one tool's `parameters` schema: objects of arrays of objects fit in a
+# few; more only inflates the prompt (the body's own limit is 64 levels).
+MAX_SCHEMA_DEPTH = 12
+_TOOL_NAME = re.compile(TOOL_NAME_PATTERN)
 
 _FORMAT_KINDS = {"date": "date", "date-time": "datetime", "time": "time", "duration": "timedelta"}
 _JSON_KINDS = {"integer": "int", "number": "float", "boolean": "bool", "object": "dict"}
@@ -80,20 +88,47 @@ def type_from_schema(schema: dict[str, Any]) -> ParamType | None:
     return None
 
 
+def _checked_name(name: Any, where: str) -> str:
+    """A tool name the LLM can call (OpenAI's rule: letters, digits, _ and -, 1-64)."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"every client tool needs {where}")
+    if not _TOOL_NAME.fullmatch(name):
+        shown = name if len(name) <= 64 else name[:64] + "..."
+        raise ValueError(
+            f"tool name {shown!r} must be 1-64 letters, digits, '_' or '-' ({where})")
+    return name
+
+
+def _depth(value: Any) -> int:
+    """Nesting levels of objects and arrays in `value` (a scalar is 0), without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(
+            item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level + 1)
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
 def _function_of(tool: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """The tool's name, function object and parameters schema, each checked for its shape."""
     function = tool.get("function")
     function = tool if function is None else function
     if not isinstance(function, dict):
         raise ValueError("a client tool's function must be an object")
-    name = function.get("name")
-    if not isinstance(name, str) or not name:
-        raise ValueError("every client tool needs function.name")
+    name = _checked_name(function.get("name"), "function.name")
     if not isinstance(function.get("description", ""), str | None):
         raise ValueError(f"tool '{name}': description must be text")
     parameters = function.get("parameters") or {}
     if not isinstance(parameters, dict):
         raise ValueError(f"tool '{name}': parameters must be a JSON schema object")
+    if _depth(parameters) > MAX_SCHEMA_DEPTH:
+        raise ValueError(
+            f"tool '{name}': parameters are nested deeper than {MAX_SCHEMA_DEPTH} levels")
     if not isinstance(parameters.get("properties") or {}, dict):
         raise ValueError(f"tool '{name}': parameters.properties must be an object")
     required = parameters.get("required") or []
@@ -196,11 +231,11 @@ def build_catalog(
         spec = _spec_from_schema(tool)
         by_name[spec.name] = spec
     for command in available_commands or []:
-        name = command.get("command_name")
-        if not isinstance(name, str) or not name:
-            raise ValueError("every available command needs a command_name")
+        name = _checked_name(command.get("command_name"), "command_name")
         existing = by_name.get(name)
         by_name[name] = _spec_from_command(command, existing.schema if existing else None)
+    if len(by_name) > MAX_TOOLS:
+        raise ValueError(f"{len(by_name)} tools; a conversation has at most {MAX_TOOLS}")
     return ToolCatalog(by_name)
 
 

@@ -119,7 +119,10 @@ class _InProcessCenter:
 def _running_node(center: str | None) -> Iterator[Node]:
     settings = _settings(center)
     in_process = None if settings.center_url else _InProcessCenter(settings.data_dir)
-    client = JarvisCommandCenterClient(in_process.url if in_process else settings.center_url)
+    client = JarvisCommandCenterClient(
+        in_process.url if in_process else settings.center_url,
+        ca_file=None if in_process else settings.center_ca,
+    )
     node = open_node(settings, client=client, progress=_progress)
     for problem in node.registry.problems:
         err_console.print(f"[yellow]Warning:[/yellow] {escape(str(problem))}")

@@ -29,6 +29,12 @@ def serve(
     ),
     max_retries: int | None = typer.Option(None, "--max-retries", help="Validation retries [2]."),
     log_level: str | None = typer.Option(None, "--log-level", help="uvicorn log level [info]."),
+    ssl_certfile: Path | None = typer.Option(
+        None, "--ssl-certfile", help="Serve https with this certificate (PEM, with its chain)."
+    ),
+    ssl_keyfile: Path | None = typer.Option(
+        None, "--ssl-keyfile", help="The certificate's private key (PEM)."
+    ),
     show_settings: bool = typer.Option(
         False, "--show-settings", help="Print the effective settings (no secrets) and exit."
     ),
@@ -47,6 +53,8 @@ def serve(
                 "llm_script": llm_script,
                 "max_retries": max_retries,
                 "log_level": log_level,
+                "ssl_certfile": ssl_certfile,
+                "ssl_keyfile": ssl_keyfile,
             }
         )
     except SettingsError as exc:
@@ -67,18 +75,21 @@ def serve(
     except BackendConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    scheme = "https" if settings.tls else "http"
     typer.echo(
-        f"Jarvis center on http://{settings.host}:{settings.port} "
+        f"Jarvis center on {scheme}://{settings.host}:{settings.port} "
         f"(LLM: {settings.llm_backend}, database: {settings.redacted()['database_url']})"
     )
     level = settings.log_level.lower()
+    tls = {"ssl_certfile": str(settings.ssl_certfile) if settings.tls else None,
+           "ssl_keyfile": str(settings.ssl_keyfile) if settings.tls else None}
     log_config = uvicorn_log_config(settings.log_format)
     if log_config is None:
-        uvicorn.run(app, host=settings.host, port=settings.port, log_level=level)
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level=level, **tls)
         return
     configure_logging(settings.log_format, level)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level=level,
-                log_config=log_config)
+                log_config=log_config, **tls)
 
 
 def register(app: typer.Typer) -> None:

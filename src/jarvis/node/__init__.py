@@ -1,6 +1,11 @@
 """The Jarvis node: runs commands locally and talks to the command center over HTTP."""
 
-from jarvis.node.client import CenterError, CenterUnreachableError, JarvisCommandCenterClient
+from jarvis.node.client import (
+    CenterCertificateError,
+    CenterError,
+    CenterUnreachableError,
+    JarvisCommandCenterClient,
+)
 from jarvis.node.registry import CommandRegistry, RegistryProblem, discover_commands
 from jarvis.node.runtime import Node, command_context, open_node
 from jarvis.node.scheduler import Scheduler
@@ -14,6 +19,7 @@ from jarvis.node.settings import NodeSettings, node_timezone
 from jarvis.node.store import NodeStore, SecretKeyError, SqliteCommandStorage, SqliteSecretStore
 
 __all__ = [
+    "CenterCertificateError",
     "CenterError",
     "CenterUnreachableError",
     "CommandExecutionService",

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import ssl
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
@@ -23,7 +25,9 @@ from jarvis.protocol import (
     VoiceCommandRequest,
 )
 
-__all__ = ["CenterError", "CenterUnreachableError", "JarvisCommandCenterClient"]
+__all__ = [
+    "CenterCertificateError", "CenterError", "CenterUnreachableError", "JarvisCommandCenterClient",
+]
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +49,60 @@ class CenterError(Exception):
 
 class CenterUnreachableError(CenterError):
     """The center could not be reached (after the retries) or did not answer in time."""
+
+
+class CenterCertificateError(CenterUnreachableError):
+    """The center's TLS certificate is not one this node trusts (wrong CA, wrong host name)."""
+
+
+def _tls_context(ca_file: Path | str | None) -> ssl.SSLContext | bool:
+    """Certificates signed by `ca_file` only (a home CA), else httpx's default trust."""
+    if ca_file is None:
+        return True
+    try:
+        return ssl.create_default_context(cafile=str(Path(ca_file).expanduser()))
+    except (OSError, ssl.SSLError) as exc:
+        raise CenterError(f"cannot use {ca_file} as the center's CA certificate: {exc}") from exc
+
+
+def _untrusted(exc: BaseException) -> ssl.SSLCertVerificationError | None:
+    """The certificate failure behind a connection error, if that is what it was."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+# The longest `Retry-After` a node waits out before sending a refused request again; a
+# longer wait is the center's 429 error for the caller (a person is waiting for an answer).
+_MAX_RETRY_AFTER = 5.0
+
+
+def _short_wait(response: httpx.Response) -> float | None:
+    """Seconds to wait before resending a request refused with 429, when short enough."""
+    if response.status_code != 429:
+        return None
+    try:
+        wait = float(response.headers.get("retry-after", ""))
+    except ValueError:
+        return None
+    return wait if 0 <= wait <= _MAX_RETRY_AFTER else None
+
+
+# OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH and X509_V_ERR_IP_ADDRESS_MISMATCH.
+_NAME_MISMATCH = (62, 64)
+
+
+def _distrust(base_url: str, refused: ssl.SSLCertVerificationError) -> str:
+    """Why the center's certificate was refused, and what to change."""
+    why = str(refused.verify_message or refused.reason).rstrip(".")
+    if refused.verify_code in _NAME_MISMATCH:
+        hint = "use a center URL with a name the certificate was made for"
+    else:
+        hint = "set JARVIS_CENTER_CA to the CA certificate that signed it"
+    return f"the center at {base_url} has a certificate this node does not trust ({why}); {hint}"
 
 
 def _error_message(response: httpx.Response) -> str:
@@ -87,7 +145,10 @@ class JarvisCommandCenterClient:
         retries: int = 3,
         backoff: float = 0.25,
         transport: httpx.BaseTransport | None = None,
+        ca_file: Path | str | None = None,
     ) -> None:
+        """`ca_file`: the CA certificate (PEM) that signed the center's certificate, for a
+        center on https with a certificate of its own (`JARVIS_CENTER_CA`)."""
         # A callable base URL is resolved on the first request (e.g. a center started on
         # demand), so utterances handled locally never pay for it.
         self._resolve = None if isinstance(base_url, str) else base_url
@@ -99,6 +160,7 @@ class JarvisCommandCenterClient:
             base_url=self.base_url,
             timeout=httpx.Timeout(timeout, connect=connect_timeout),
             transport=transport,
+            verify=_tls_context(ca_file),
         )
 
     # --- lifecycle ----------------------------------------------------------------------
@@ -165,6 +227,11 @@ class JarvisCommandCenterClient:
     def _post(self, path: str, body: BaseModel, model: type[_Response]) -> _Response:
         payload = body.model_dump(mode="json", exclude_none=True)
         response = self._send(API_PREFIX + path, payload)
+        wait = _short_wait(response)
+        if wait is not None:
+            # Over the node's rate limit: nothing was stored, so the same request may go again.
+            time.sleep(wait)
+            response = self._send(API_PREFIX + path, payload)
         if response.status_code >= 400:
             raise CenterError(_error_message(response), response.status_code)
         try:
@@ -187,6 +254,9 @@ class JarvisCommandCenterClient:
             try:
                 return self._http.post(path, json=payload)
             except _RETRYABLE as exc:
+                refused = _untrusted(exc)
+                if refused is not None:
+                    raise CenterCertificateError(_distrust(self.base_url, refused)) from exc
                 if attempt >= self.retries:
                     raise CenterUnreachableError(
                         f"cannot reach the center at {self.base_url} ({exc.__class__.__name__})"

@@ -55,7 +55,7 @@ def open_node(
     else:
         registry = CommandRegistry.from_commands(commands, command_context(settings, store))
     if client is None and settings.center_url:
-        client = JarvisCommandCenterClient(settings.center_url)
+        client = JarvisCommandCenterClient(settings.center_url, ca_file=settings.center_ca)
     service = CommandExecutionService(
         registry, client, settings, validation_handler=validation_handler, progress=progress
     )

@@ -171,7 +171,8 @@ class CommandExecutionService:
             self._opened.append(store)
             registry = load_registry(self.settings, store)
         if client is None and self.settings.center_url:
-            client = JarvisCommandCenterClient(self.settings.center_url)
+            client = JarvisCommandCenterClient(
+                self.settings.center_url, ca_file=self.settings.center_ca)
             self._opened.append(client)
         self.registry = registry
         self.client = client

@@ -74,6 +74,17 @@ def _env_flag(name: str, default: bool) -> bool:
     raise ValueError(f"{name}={value!r} is not a yes/no value (use 1 or 0)")
 
 
+def _center_ca() -> Path | None:
+    """`JARVIS_CENTER_CA`, which must name a readable file when set."""
+    value = _env_or_none("JARVIS_CENTER_CA")
+    if value is None:
+        return None
+    path = Path(value).expanduser()
+    if not path.is_file():
+        raise ValueError(f"JARVIS_CENTER_CA={value!r} is not a file (a PEM CA certificate)")
+    return path
+
+
 @dataclass
 class NodeSettings:
     """Read from the environment by `from_env`; tests build it directly."""
@@ -83,6 +94,8 @@ class NodeSettings:
     node_id: str = field(default_factory=socket.gethostname)
     room: str | None = None
     center_url: str | None = None
+    # The CA certificate (PEM) that signed the center's https certificate (a home CA).
+    center_ca: Path | None = None
     # Whether a command's missing `required_packages` are pip-installed on its first use.
     auto_install: bool = True
 
@@ -98,5 +111,6 @@ class NodeSettings:
             node_id=_env_or_none("JARVIS_NODE_ID") or socket.gethostname(),
             room=_env_or_none("JARVIS_ROOM"),
             center_url=center_url or _env_or_none("JARVIS_CENTER_URL"),
+            center_ca=_center_ca(),
             auto_install=_env_flag("JARVIS_AUTO_INSTALL", True),
         )

@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 _CACHE_SIZE = 512
+# Rows per retention transaction; ids per IN (...), under every driver's parameter limit.
+_DELETE_CHUNK = 500
 
 # The hot statements, built once and compiled once per dialect, then run on the pooled
 # DBAPI connection directly: SQLAlchemy's per-execution machinery would cost more than
@@ -451,6 +453,45 @@ class Store:
         ]
 
     # --- writes -----------------------------------------------------------------------
+    def delete_older_than(self, cutoff: datetime) -> int:
+        """Delete the conversations last changed before `cutoff` (their messages and traces
+        too) and any trace written before it; returns how many conversations went.
+
+        Short transactions of at most `_DELETE_CHUNK` rows each, so that requests are never
+        held up long by a first sweep through a large backlog.
+        """
+        deleted = 0
+        while True:
+            gone = self._delete_conversations(cutoff)
+            deleted += len(gone)
+            if len(gone) < _DELETE_CHUNK:
+                break
+        old_turns = sa.select(turns.c.id).where(turns.c.created_at < cutoff).limit(_DELETE_CHUNK)
+        while True:
+            with self.engine.begin() as connection:
+                count = connection.execute(turns.delete().where(turns.c.id.in_(old_turns)))
+            if count.rowcount < _DELETE_CHUNK:
+                return deleted
+
+    def _delete_conversations(self, cutoff: datetime) -> list[str]:
+        """One batch of old conversations with their messages and traces; their ids."""
+        old = (sa.select(conversations.c.id).where(conversations.c.updated_at < cutoff)
+               .limit(_DELETE_CHUNK))
+        with self.engine.begin() as connection:
+            # Deleting the row first locks it: a request racing on it gets 409, then 404.
+            gone = [row[0] for row in connection.execute(
+                conversations.delete()
+                .where(conversations.c.id.in_(old), conversations.c.updated_at < cutoff)
+                .returning(conversations.c.id)
+            )]
+            if gone:
+                connection.execute(messages.delete().where(messages.c.conversation_id.in_(gone)))
+                connection.execute(turns.delete().where(turns.c.conversation_id.in_(gone)))
+        with self._lock:
+            for conversation_id in gone:
+                self._history.pop(conversation_id, None)
+        return gone
+
     def start(
         self,
         conversation_id: str,
