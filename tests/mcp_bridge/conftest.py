@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import socket
 import sys
 from pathlib import Path
 
 import pytest
-
-SAMPLE_SERVER = Path(__file__).parent / "sample_server.py"
-SRC = Path(__file__).resolve().parents[2] / "src"
+from mcp_helpers import SAMPLE_SERVER
 
 
 @pytest.fixture
@@ -29,9 +26,3 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def sample_command() -> list[str]:
     """The command line that starts the sample MCP server over stdio."""
     return [sys.executable, str(SAMPLE_SERVER)]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
