@@ -68,6 +68,9 @@ def babble() -> str:
 
 
 if __name__ == "__main__":
+    if os.environ.get("SAMPLE_PID_FILE"):  # lets a test check that the process has ended
+        with open(os.environ["SAMPLE_PID_FILE"], "w", encoding="utf-8") as pid_file:
+            pid_file.write(str(os.getpid()))
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:

@@ -55,6 +55,8 @@ class McpHub:
     def call(self, server: str, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
         """The tool's result, or `McpUnavailableError` with a sentence saying why not."""
         connection = self.connections[server]
+        if self._loop.is_closed() or not self._thread.is_alive():
+            raise McpUnavailableError(f"The {server} server has been stopped with the node.")
         future = self._submit(connection.call(tool, arguments))
         deadline = connection.config.call_timeout + _HAND_OVER_MARGIN
         try:

@@ -1,0 +1,124 @@
+"""Failure is contained: servers that do not start, hang, die or babble give a sentence.
+
+Every case uses a real process. The node (here: the registry and its other commands)
+keeps working, and a server that stopped is started again after a short back-off.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from jarvis.node.mcp import Backoff, McpServerConfig, add_mcp_commands
+from jarvis.node.registry import CommandRegistry
+from jarvis.sdk import CommandResponse, EnvironmentSecretStore, RequestInformation
+
+INFO = RequestInformation()
+QUICK = Backoff(first=0.2, maximum=1.0)
+
+
+def _start(*configs: McpServerConfig) -> CommandRegistry:
+    registry = CommandRegistry()
+    add_mcp_commands(registry, configs, EnvironmentSecretStore(), backoff=QUICK)
+    return registry
+
+
+@pytest.fixture
+def sample(sample_command: list[str]) -> Iterator[CommandRegistry]:
+    registry = _start(McpServerConfig("sample", command=sample_command, call_timeout=1.5))
+    yield registry
+    registry.close()
+
+
+def _convert(registry: CommandRegistry) -> CommandResponse:
+    return registry.commands["convert_temperature"].execute(INFO, value=100, unit="celsius")
+
+
+def _recovers(registry: CommandRegistry, within: float = 20.0) -> list[str]:
+    """The sentences heard until the server answers again."""
+    heard: list[str] = []
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        answer = _convert(registry)
+        if answer.success:
+            assert answer.message == "100 °C is 212 °F"
+            return heard
+        heard.append(answer.message or "")
+        time.sleep(0.1)
+    raise AssertionError(f"the server never came back: {heard[-3:]}")
+
+
+def test_servers_that_do_not_start_are_problems_not_crashes(sample_command: list[str]) -> None:
+    registry = _start(
+        McpServerConfig("missing", command=["/nonexistent/mcp-server"]),
+        McpServerConfig("quits", command=[sys.executable, "-c", "raise SystemExit(2)"]),
+        McpServerConfig("chatty", command=[sys.executable, "-c",
+                                           "import time; print('hello there'); time.sleep(60)"],
+                        start_timeout=1.5),
+        McpServerConfig("sample", command=sample_command),
+    )
+    try:
+        problems = {p.source.split()[2]: p.message for p in registry.problems}
+        assert set(problems) == {"missing", "quits", "chatty"}
+        assert problems["missing"].startswith("not started, its tools are unavailable: "
+                                              "it failed to start (")
+        assert "it failed to start" in problems["quits"]
+        assert problems["chatty"].endswith("it did not start within 1.5 seconds")
+        assert _convert(registry).success  # the working server's tools are there
+    finally:
+        registry.close()
+
+
+def test_a_hung_call_meets_its_deadline_and_the_server_restarts(sample: CommandRegistry) -> None:
+    started = time.monotonic()
+    answer = sample.commands["stall"].execute(INFO, seconds=60)
+    assert time.monotonic() - started < 5
+    assert not answer.success
+    assert answer.message == (
+        "The sample server did not answer within 1.5 seconds; it is being restarted.")
+    heard = _recovers(sample)
+    assert all(h.startswith("The sample server is not available: a call to stall took "
+                            "longer than 1.5 seconds") for h in heard)
+
+
+def test_a_server_that_dies_is_started_again(sample: CommandRegistry) -> None:
+    answer = sample.commands["crash"].execute(INFO)
+    assert answer.message == "The sample server stopped while answering; it is being restarted."
+    _recovers(sample)
+    # and once more: the back-off starts again from its first step after a good start
+    sample.commands["crash"].execute(INFO)
+    _recovers(sample)
+
+
+def test_garbage_on_the_wire_is_contained(sample: CommandRegistry) -> None:
+    answer = sample.commands["babble"].execute(INFO)
+    assert not answer.success
+    assert answer.message == (
+        "The sample server did not answer within 1.5 seconds; it is being restarted.")
+    _recovers(sample)
+
+
+def test_back_off_doubles_up_to_its_limit() -> None:
+    backoff = Backoff(first=1, maximum=5)
+    assert [backoff.failed() for _ in range(5)] == [1, 2, 4, 5, 5]
+    backoff.reset()
+    assert backoff.failed() == 1
+
+
+def test_closing_stops_the_server_processes(sample_command: list[str], tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    registry = _start(McpServerConfig("sample", command=sample_command,
+                                      env={"SAMPLE_PID_FILE": str(pid_file)}))
+    pid = int(pid_file.read_text())
+    os.kill(pid, 0)  # running
+    registry.close()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    answer = _convert(registry)
+    assert not answer.success
+    assert answer.message is not None and answer.message.startswith("The sample server")
