@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
+import sys
 import threading
 from collections.abc import Iterable
 from typing import Any, TextIO
@@ -32,7 +34,8 @@ class McpHub:
         self._thread = threading.Thread(target=self._loop.run_forever, name="jarvis-mcp",
                                         daemon=True)
         self._thread.start()
-        self._errlog = errlog
+        self._devnull: TextIO | None = None
+        self._errlog = errlog or self._stderr()
         self.connections: dict[str, McpConnection] = {}
         self._supervisors: list[concurrent.futures.Future[None]] = []
 
@@ -82,6 +85,18 @@ class McpHub:
         self._thread.join(timeout=_CLOSE_WAIT)
         if not self._thread.is_alive():
             self._loop.close()
+        if self._devnull is not None:
+            self._devnull.close()
+
+    def _stderr(self) -> TextIO:
+        """Where server processes write their stderr: ours, or nowhere when ours has no file
+        descriptor (a test runner's or a notebook's captured stream)."""
+        try:
+            sys.stderr.fileno()
+        except (AttributeError, OSError, ValueError):
+            self._devnull = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+            return self._devnull
+        return sys.stderr
 
     def __enter__(self) -> McpHub:
         return self
