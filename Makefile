@@ -32,4 +32,5 @@ test: install model lint
 bench: install model
 	$(BIN)/python bench/center_overhead.py
 	$(BIN)/python bench/fast_path.py
+	$(BIN)/python bench/mcp_overhead.py
 	$(BIN)/python bench/accuracy.py
