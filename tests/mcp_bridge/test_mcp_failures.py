@@ -7,6 +7,7 @@ keeps working, and a server that stopped is started again after a short back-off
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -101,6 +102,29 @@ def test_garbage_on_the_wire_is_contained(sample: CommandRegistry) -> None:
     assert answer.message == (
         "The sample server did not answer within 1.5 seconds; it is being restarted.")
     _recovers(sample)
+
+
+def test_a_server_that_dies_while_idle_is_noticed_and_started_again(
+    sample_command: list[str], tmp_path: Path,
+) -> None:
+    pid_file = tmp_path / "pid"
+    registry = _start(McpServerConfig("sample", command=sample_command, ping_interval=0.3,
+                                      env={"SAMPLE_PID_FILE": str(pid_file)}))
+    try:
+        first = _pid(pid_file)
+        os.kill(first, signal.SIGKILL)
+        deadline = time.monotonic() + 20
+        while _pid(pid_file) in (0, first) and time.monotonic() < deadline:
+            time.sleep(0.1)  # no call is made: a ping notices and the server is restarted
+        assert _pid(pid_file) not in (0, first)
+        _recovers(registry)
+    finally:
+        registry.close()
+
+
+def _pid(path: Path) -> int:
+    text = path.read_text().strip()
+    return int(text) if text else 0
 
 
 def test_back_off_doubles_up_to_its_limit() -> None:

@@ -39,7 +39,8 @@ __all__ = [
 ]
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
-_KNOWN_KEYS = {"command", "url", "env", "headers", "cwd", "call_timeout", "start_timeout"}
+_KNOWN_KEYS = {"command", "url", "env", "headers", "cwd", "call_timeout", "start_timeout",
+               "ping_interval"}
 
 
 class McpConfigError(ValueError):
@@ -69,6 +70,7 @@ class McpServerConfig:
     cwd: str | None = None
     call_timeout: float = 30.0
     start_timeout: float = 15.0
+    ping_interval: float = 30.0
 
     @property
     def transport(self) -> str:
@@ -119,6 +121,7 @@ def _server(path: Path, name: str, entry: Any) -> McpServerConfig:
         cwd=str(entry["cwd"]) if entry.get("cwd") else None,
         call_timeout=_seconds(where, "call_timeout", entry.get("call_timeout", 30.0)),
         start_timeout=_seconds(where, "start_timeout", entry.get("start_timeout", 15.0)),
+        ping_interval=_seconds(where, "ping_interval", entry.get("ping_interval", 30.0)),
     )
 
 

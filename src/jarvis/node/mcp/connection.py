@@ -119,20 +119,34 @@ class McpConnection:
 
     async def _session(self) -> None:
         try:
+            # The initialize handshake: every server speaks it, old and new protocol eras.
             async with Client(self._transport(), read_timeout_seconds=self.config.call_timeout,
-                              mode="legacy") as client:
+                              mode="legacy", cache=None) as client:
                 listed = await client.list_tools()
                 self.tools = list(listed.tools)
                 self.last_error = None
                 self._client = client
                 self._ready.set()
-                await self._broken.wait()
+                await self._watch(client)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # any failure to start is reported, never raised
             self.last_error = f"it failed to start ({_describe(exc)})"
         finally:
             self._client = None
+
+    async def _watch(self, client: Client) -> None:
+        """Return when the connection breaks, asking an idle server for its tools (ping is
+        gone from the newer protocol) so a dead one is restarted before a call needs it."""
+        interval = self.config.ping_interval
+        while not self._broken.is_set():
+            try:
+                await asyncio.wait_for(self._broken.wait(), interval)
+            except TimeoutError:
+                try:
+                    await asyncio.wait_for(client.list_tools(), self.config.call_timeout)
+                except Exception as exc:  # whatever the failure, the server is gone
+                    self._break(f"it stopped answering ({_describe(exc)})")
 
     def _transport(self) -> Any:
         if self.config.url:

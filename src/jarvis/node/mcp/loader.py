@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from typing import TextIO
+from urllib.parse import urlsplit, urlunsplit
 
 import mcp_types as types
 
@@ -30,8 +31,15 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 def server_source(config: McpServerConfig) -> str:
     """Where a command comes from, as `jarvis commands list` shows it (no secret values)."""
-    where = config.url or " ".join(config.command)
+    where = _without_userinfo(config.url) if config.url else " ".join(config.command)
     return f"MCP server {config.name} ({where})"
+
+
+def _without_userinfo(url: str) -> str:
+    """`https://user:pass@host/mcp` -> `https://host/mcp`: credentials are never shown."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=host))
 
 
 def add_mcp_commands(
