@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from jarvis.node.mcp import McpConfigError, SecretRef, load_mcp_config
+from jarvis.node.mcp import McpConfigError, McpServerConfig, SecretRef, load_mcp_config
 from jarvis.node.settings import NodeSettings
 
 
@@ -70,3 +70,12 @@ def test_the_settings_name_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert settings.mcp_config == tmp_path / "mcp_servers.yaml"
     monkeypatch.setenv("JARVIS_MCP_SERVERS", str(tmp_path / "elsewhere.yaml"))
     assert NodeSettings.from_env(data_dir=tmp_path).mcp_config == tmp_path / "elsewhere.yaml"
+
+
+def test_a_server_is_shown_without_credentials() -> None:
+    from jarvis.node.mcp.loader import server_source
+
+    shown = server_source(McpServerConfig("s", url="https://me:pa55word@example.org/mcp"))
+    assert shown == "MCP server s (https://example.org/mcp)"
+    assert server_source(McpServerConfig("t", command=["mcp-server-time"])) == (
+        "MCP server t (mcp-server-time)")
