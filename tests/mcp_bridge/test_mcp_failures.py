@@ -9,13 +9,14 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from jarvis.node.mcp import Backoff, McpServerConfig, add_mcp_commands
+from jarvis.node.mcp import Backoff, McpHub, McpServerConfig, add_mcp_commands
 from jarvis.node.registry import CommandRegistry
 from jarvis.sdk import CommandResponse, EnvironmentSecretStore, RequestInformation
 
@@ -125,6 +126,26 @@ def test_a_server_that_dies_while_idle_is_noticed_and_started_again(
 def _pid(path: Path) -> int:
     text = path.read_text().strip()
     return int(text) if text else 0
+
+
+def test_closing_during_a_slow_start_ends_the_process_at_once(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    script = ("import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); "
+              "time.sleep(120)")
+    config = McpServerConfig("slow", command=[sys.executable, "-c", script, str(pid_file)],
+                             start_timeout=60)
+    hub = McpHub()
+    starting = threading.Thread(target=hub.start, args=([(config, {}, {})],))
+    starting.start()
+    deadline = time.monotonic() + 20
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    started = time.monotonic()
+    hub.close()
+    starting.join(timeout=10)
+    assert time.monotonic() - started < 5 and not starting.is_alive()
+    with pytest.raises(ProcessLookupError):
+        os.kill(_pid(pid_file), 0)
 
 
 def test_back_off_doubles_up_to_its_limit() -> None:

@@ -104,16 +104,19 @@ class McpConnection:
         self._broken.clear()
         self.starts += 1
         session = asyncio.create_task(self._session())
-        ready = asyncio.create_task(self._ready.wait())
-        await asyncio.wait([session, ready], timeout=self.config.start_timeout,
+        # A start ends when the server is ready, fails, takes too long, or the node stops.
+        waits = [asyncio.create_task(self._ready.wait()), asyncio.create_task(self._stop.wait())]
+        await asyncio.wait([session, *waits], timeout=self.config.start_timeout,
                            return_when=asyncio.FIRST_COMPLETED)
-        ready.cancel()
+        for wait in waits:
+            wait.cancel()
         if self._ready.is_set():
             self.backoff.reset()
             self._first_try.set()
         elif not session.done():
             session.cancel()
-            self.last_error = f"it did not start within {self.config.start_timeout:g} seconds"
+            if not self._stop.is_set():
+                self.last_error = f"it did not start within {self.config.start_timeout:g} seconds"
         await asyncio.gather(session, return_exceptions=True)
         self._client = None
 

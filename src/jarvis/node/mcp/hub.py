@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import os
 import sys
 import threading
@@ -51,9 +52,13 @@ class McpHub:
             self.connections[config.name] = connection
             self._supervisors.append(self._submit(connection.supervise()))
             started.append(connection)
+        longest = max((c.config.start_timeout for c in started), default=0.0) + 1
         waits = [c.wait_first_try(c.config.start_timeout + 1) for c in started]
         if waits:
-            self._submit(_gather(waits)).result()
+            with contextlib.suppress(concurrent.futures.TimeoutError,
+                                     concurrent.futures.CancelledError):
+                # a margin over the starts' own limits, in case the loop is stopped meanwhile
+                self._submit(_gather(waits)).result(timeout=longest + _HAND_OVER_MARGIN)
 
     def call(self, server: str, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
         """The tool's result, or `McpUnavailableError` with a sentence saying why not."""
