@@ -24,9 +24,10 @@ INFO = RequestInformation()
 QUICK = Backoff(first=0.2, maximum=1.0)
 
 
-def _start(*configs: McpServerConfig) -> CommandRegistry:
+def _start(*configs: McpServerConfig, tools_dir: Path | None = None) -> CommandRegistry:
     registry = CommandRegistry()
-    add_mcp_commands(registry, configs, EnvironmentSecretStore(), backoff=QUICK)
+    add_mcp_commands(registry, configs, EnvironmentSecretStore(), backoff=QUICK,
+                     tools_dir=tools_dir)
     return registry
 
 
@@ -72,6 +73,32 @@ def test_servers_that_do_not_start_are_problems_not_crashes(sample_command: list
         assert "it failed to start" in problems["quits"]
         assert problems["chatty"].endswith("it did not start within 1.5 seconds")
         assert _convert(registry).success  # the working server's tools are there
+    finally:
+        registry.close()
+
+
+def test_a_server_down_at_start_keeps_its_commands_from_last_time(
+    sample_command: list[str], tmp_path: Path,
+) -> None:
+    tools_dir = tmp_path / "mcp"
+    _start(McpServerConfig("sample", command=sample_command), tools_dir=tools_dir).close()
+    assert (tools_dir / "sample.tools.json").exists()
+    # now the server only starts once a flag file exists (say, a disk not yet mounted)
+    flag = tmp_path / "ready"
+    script = ("import os, sys; os.path.exists(sys.argv[1]) or sys.exit(1); "
+              "os.execv(sys.executable, [sys.executable, sys.argv[2]])")
+    config = McpServerConfig("sample", command=[sys.executable, "-c", script, str(flag),
+                                                sample_command[1]])
+    registry = _start(config, tools_dir=tools_dir)
+    try:
+        [problem] = registry.problems
+        assert problem.message.startswith("not started (it failed to start (")
+        answer = _convert(registry)
+        assert not answer.success
+        assert (answer.message or "").startswith("The sample server is not available: "
+                                                 "it failed to start (")
+        flag.touch()
+        _recovers(registry)
     finally:
         registry.close()
 

@@ -50,7 +50,7 @@ def _add_mcp_servers(registry: CommandRegistry, settings: NodeSettings,
     if not servers:
         return
     count, known_problems = len(registry), len(registry.problems)
-    add_mcp_commands(registry, servers, context.secrets)
+    add_mcp_commands(registry, servers, context.secrets, tools_dir=settings.data_dir / "mcp")
     registry.bind(context)
     for problem in registry.problems[known_problems:]:
         log.warning("command registry: %s", problem)

@@ -2,8 +2,9 @@
 
 `config` reads the server list, `schema_map` maps a tool's JSON schema onto Jarvis
 parameters, `connection` keeps one server alive, `hub` runs the connections on a
-background loop, `tool_command` is a tool as a command, `loader` registers them, and
-`serve` offers a registry's commands to MCP clients.
+background loop, `tool_command` is a tool as a command, `tool_cache` remembers each
+server's tools, `loader` registers them, and `serve` offers a registry's commands to MCP
+clients.
 """
 
 from jarvis.node.mcp.config import (

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit, urlunsplit
 
@@ -19,6 +20,7 @@ import mcp_types as types
 from jarvis.node.mcp.config import McpServerConfig, SecretRef, Value
 from jarvis.node.mcp.connection import Backoff
 from jarvis.node.mcp.hub import McpHub
+from jarvis.node.mcp.tool_cache import load_tools, save_tools
 from jarvis.node.mcp.tool_command import McpToolCommand
 from jarvis.node.registry import CommandRegistry, RegistryProblem
 from jarvis.sdk import SecretStore
@@ -45,8 +47,13 @@ def _without_userinfo(url: str) -> str:
 def add_mcp_commands(
     registry: CommandRegistry, servers: Iterable[McpServerConfig], secrets: SecretStore,
     *, errlog: TextIO | None = None, backoff: Backoff | None = None,
+    tools_dir: Path | None = None,
 ) -> McpHub | None:
-    """Start the servers, add their tools to `registry`; the hub is closed with the registry."""
+    """Start the servers, add their tools to `registry`; the hub is closed with the registry.
+
+    With `tools_dir`, each server's tool list is remembered there, and a server that does
+    not start keeps the commands it had last time (each call says why it is unavailable).
+    """
     startable = []
     for config in servers:
         resolved = _resolve(config, secrets, registry)
@@ -59,15 +66,31 @@ def add_mcp_commands(
     hub.start(startable, backoff=backoff)
     found: list[tuple[McpServerConfig, types.Tool]] = []
     for config, _, _ in startable:
-        connection = hub.connections[config.name]
-        if connection.tools is None:
-            registry.problems.append(RegistryProblem(
-                server_source(config), f"not started, its tools are unavailable: "
-                f"{connection.last_error or 'no answer'}"))
-            continue
-        found.extend((config, tool) for tool in connection.tools)
+        tools = _tools_of(registry, hub, config, tools_dir)
+        found.extend((config, tool) for tool in tools)
     _register(registry, found, hub)
     return hub
+
+
+def _tools_of(registry: CommandRegistry, hub: McpHub, config: McpServerConfig,
+              tools_dir: Path | None) -> list[types.Tool]:
+    """The server's tools as listed now, else as remembered; a server without either is a
+    registry problem."""
+    connection = hub.connections[config.name]
+    if connection.tools is not None:
+        if tools_dir is not None:
+            save_tools(tools_dir, config.name, connection.tools)
+        return connection.tools
+    why = connection.last_error or "no answer"
+    remembered = load_tools(tools_dir, config.name) if tools_dir is not None else None
+    if remembered is None:
+        registry.problems.append(RegistryProblem(
+            server_source(config), f"not started, its tools are unavailable: {why}"))
+        return []
+    registry.problems.append(RegistryProblem(
+        server_source(config), f"not started ({why}); its {len(remembered)} tool(s) from "
+        "the last start answer that it is unavailable until it starts"))
+    return remembered
 
 
 def _register(registry: CommandRegistry, found: list[tuple[McpServerConfig, types.Tool]],
