@@ -67,7 +67,6 @@ class McpConnection:
         self._errlog = errlog or sys.stderr
         self.tools: list[types.Tool] | None = None
         self.last_error: str | None = None
-        self.starts = 0
         self.retry_at = 0.0
         self._client: Client | None = None
         self._ready = asyncio.Event()
@@ -78,10 +77,6 @@ class McpConnection:
     @property
     def name(self) -> str:
         return self.config.name
-
-    @property
-    def ready(self) -> bool:
-        return self._client is not None
 
     # --- life ----------------------------------------------------------------------------
     async def supervise(self) -> None:
@@ -102,7 +97,6 @@ class McpConnection:
         """One start of the server, returning when it has stopped (or never started)."""
         self._ready.clear()
         self._broken.clear()
-        self.starts += 1
         session = asyncio.create_task(self._session())
         # A start ends when the server is ready, fails, takes too long, or the node stops.
         waits = [asyncio.create_task(self._ready.wait()), asyncio.create_task(self._stop.wait())]
@@ -133,8 +127,11 @@ class McpConnection:
                 await self._watch(client)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # any failure to start is reported, never raised
-            self.last_error = f"it failed to start ({_describe(exc)})"
+        except Exception as exc:  # any failure is reported, never raised
+            if not self._ready.is_set():
+                self.last_error = f"it failed to start ({_describe(exc)})"
+            elif self.last_error is None:
+                self.last_error = f"it stopped ({_describe(exc)})"
         finally:
             self._client = None
 
