@@ -53,6 +53,27 @@ class HouseAlarm(IJarvisCommand):
         return CommandResponse.success_response(message=f"Armed with a {len(code)}-digit code.")
 '''
 
+PAINT = '''
+from jarvis.sdk import CommandResponse, IJarvisCommand, JarvisParameter, ValidationResult
+
+class PaintRoom(IJarvisCommand):
+    command_name = "paint_room"
+    description = "Paints the room."
+    parameters = [JarvisParameter("colour", "string", required=True,
+                                  enum_values=["red", "green"])]
+
+    def validate_call(self, **kwargs):
+        if kwargs.get("colour") == "rouge":  # a near miss the command corrects itself
+            return [ValidationResult(success=True, param_name="colour", suggested_value="red")]
+        if kwargs.get("colour") == "purple":
+            return [ValidationResult(success=False, param_name="colour",
+                                     message="Purple is sold out.", valid_values=["red", "green"])]
+        return super().validate_call(**kwargs)
+
+    def run(self, request_info, **kwargs):
+        return CommandResponse.success_response(message=f"Painted {kwargs['colour']}.")
+'''
+
 
 @pytest.fixture
 def node_dir(data_dir: Path) -> Path:
@@ -61,6 +82,7 @@ def node_dir(data_dir: Path) -> Path:
     (data_dir / "tools" / "greet.yaml").write_text(TOOLS_YAML)
     (data_dir / "commands").mkdir()
     (data_dir / "commands" / "alarm.py").write_text(ALARM)
+    (data_dir / "commands" / "paint.py").write_text(PAINT)
     store = NodeStore(data_dir)
     store.migrate()
     store.secrets.set_secret("ALARM_CODE", ALARM_CODE)
@@ -110,6 +132,16 @@ def test_list_call_and_a_validation_error_over_stdio(node_dir: Path) -> None:
                                   "Must be one of: add, subtract, multiply, divide")
         wrong_type = await client.call_tool("roll_dice", {"sides": "many"})
         assert wrong_type.is_error and "'sides'" in _text(wrong_type)
+        # validate_call's suggested value is applied, as on the node
+        corrected = await client.call_tool("paint_room", {"colour": "rouge"})
+        assert _text(corrected) == "Painted red."
+        refused_colour = await client.call_tool("paint_room", {"colour": "blue"})
+        assert refused_colour.is_error and _text(refused_colour) == (
+            "Invalid value 'blue' for 'colour'. Must be one of: red, green")
+        # a message that does not list the valid values gets them appended
+        sold_out = await client.call_tool("paint_room", {"colour": "purple"})
+        assert sold_out.is_error and _text(sold_out) == (
+            "Purple is sold out. Valid values for 'colour': red, green.")
 
     asyncio.run(_session(_stdio(node_dir), check))
 
