@@ -111,7 +111,7 @@ def _text(result: types.CallToolResult) -> str:
     return " ".join(b.text for b in result.content if isinstance(b, types.TextContent))
 
 
-async def _session(target: Any, check: Any) -> Any:
+async def _connect(target: Any, check: Any) -> Any:
     async with Client(target, read_timeout_seconds=60) as client:
         listed = await client.list_tools()
         return await check(client, {tool.name: tool for tool in listed.tools})
@@ -143,7 +143,7 @@ def test_list_call_and_a_validation_error_over_stdio(node_dir: Path) -> None:
         assert sold_out.is_error and _text(sold_out) == (
             "Purple is sold out. Valid values for 'colour': red, green.")
 
-    asyncio.run(_session(_stdio(node_dir), check))
+    asyncio.run(_connect(_stdio(node_dir), check))
 
 
 def test_overrides_and_secrets_never_reach_the_client(node_dir: Path) -> None:
@@ -160,7 +160,7 @@ def test_overrides_and_secrets_never_reach_the_client(node_dir: Path) -> None:
         assert _text(said[2]) == f"Armed with a {len(ALARM_CODE)}-digit code."
         return [t.model_dump_json() for t in tools.values()] + [r.model_dump_json() for r in said]
 
-    shown = asyncio.run(_session(_stdio(node_dir), check))
+    shown = asyncio.run(_connect(_stdio(node_dir), check))
     assert not any(OVERRIDE in text or ALARM_CODE in text for text in shown)
 
 
@@ -177,7 +177,7 @@ def test_every_built_in_command_round_trips(data_dir: Path) -> None:
             results[name] = await client.call_tool(name, arguments)
         return results
 
-    results = asyncio.run(_session(_stdio(data_dir), check))
+    results = asyncio.run(_connect(_stdio(data_dir), check))
     for name, result in results.items():
         text = _text(result)
         assert text.strip() and "Traceback" not in text, name
@@ -213,4 +213,4 @@ def test_streamable_http(http_server: str) -> None:
         sum_ = await client.call_tool("calculate", {"num1": 2, "num2": 3, "operation": "add"})
         assert _text(sum_) == "2 plus 3 is 5."
 
-    asyncio.run(_session(http_server, check))
+    asyncio.run(_connect(http_server, check))

@@ -1,6 +1,6 @@
 """One MCP server kept connected: started, watched, restarted with back-off, called with a deadline.
 
-Everything here runs on the MCP event loop (`McpLoop`). A connection's whole life (enter
+Everything here runs on the MCP event loop of `McpHub`. A connection's whole life (enter
 the SDK client, list tools, wait, leave) is one task, because the SDK's task groups must
 be left by the task that entered them; the supervisor only starts, awaits and cancels it.
 """
@@ -97,24 +97,25 @@ class McpConnection:
         """One start of the server, returning when it has stopped (or never started)."""
         self._ready.clear()
         self._broken.clear()
-        session = asyncio.create_task(self._session())
+        life = asyncio.create_task(self._life())
         # A start ends when the server is ready, fails, takes too long, or the node stops.
         waits = [asyncio.create_task(self._ready.wait()), asyncio.create_task(self._stop.wait())]
-        await asyncio.wait([session, *waits], timeout=self.config.start_timeout,
+        await asyncio.wait([life, *waits], timeout=self.config.start_timeout,
                            return_when=asyncio.FIRST_COMPLETED)
         for wait in waits:
             wait.cancel()
         if self._ready.is_set():
             self.backoff.reset()
             self._first_try.set()
-        elif not session.done():
-            session.cancel()
+        elif not life.done():
+            life.cancel()
             if not self._stop.is_set():
                 self.last_error = f"it did not start within {self.config.start_timeout:g} seconds"
-        await asyncio.gather(session, return_exceptions=True)
+        await asyncio.gather(life, return_exceptions=True)
         self._client = None
 
-    async def _session(self) -> None:
+    async def _life(self) -> None:
+        """Connect, list the tools, and stay connected until the connection breaks."""
         try:
             # The initialize handshake: every server speaks it, old and new protocol eras.
             async with Client(self._transport(), read_timeout_seconds=self.config.call_timeout,
