@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -22,6 +23,14 @@ def test_the_server_list_example_loads() -> None:
     assert search.headers == {"Authorization": SecretRef("SEARCH_AUTHORIZATION")}
     page = (DOCS / "mcp.md").read_text(encoding="utf-8")
     assert "mcp-server-time --local-timezone Europe/Paris" in page
+
+
+def test_the_client_configuration_is_json_that_starts_the_server() -> None:
+    page = (DOCS / "mcp.md").read_text(encoding="utf-8")
+    block = re.search(r"```json\n(.*?)```", page, re.S)
+    assert block is not None
+    server = json.loads(block.group(1))["mcpServers"]["jarvis"]
+    assert server["command"].endswith("/jarvis") and server["args"] == ["mcp", "serve"]
 
 
 def test_the_client_example_prints_what_the_page_shows(data_dir: Path) -> None:
