@@ -43,5 +43,6 @@ bench: install model
 	$(BIN)/python bench/center_overhead.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/fast_path.py
+	$(BIN)/python bench/mcp_overhead.py
 	$(BIN)/python bench/accuracy.py
 	$(BIN)/python bench/console_pages.py

@@ -231,11 +231,16 @@ def chat(center: CenterOption = None) -> None:
 
 
 # --- commands ----------------------------------------------------------------------------------
-def _registry(store: NodeStore, settings: NodeSettings) -> CommandRegistry:
+@contextlib.contextmanager
+def _registry(store: NodeStore, settings: NodeSettings) -> Iterator[CommandRegistry]:
+    """The node's commands; MCP server processes started for them stop on leaving."""
     registry = load_registry(settings, store)
     for problem in registry.problems:
         err_console.print(f"[yellow]Warning:[/yellow] {escape(str(problem))}")
-    return registry
+    try:
+        yield registry
+    finally:
+        registry.close()
 
 
 def _secret_state(is_set: bool, required: bool) -> str:
@@ -249,7 +254,11 @@ def commands_list() -> None:
     """Show every command, where it comes from, and whether its secrets are set."""
     settings = _settings()
     store = NodeStore(settings.data_dir)
-    registry = _registry(store, settings)
+    with _registry(store, settings) as registry:
+        _print_commands(registry, store)
+
+
+def _print_commands(registry: CommandRegistry, store: NodeStore) -> None:
     known = store.exists()
     for name in sorted(registry.commands):
         command = registry.commands[name]
@@ -303,11 +312,11 @@ def _list_installable(names: list[str] | None) -> None:
     """Every command (or the named ones) and what it still lacks; changes nothing."""
     settings = _settings()
     store = NodeStore(settings.data_dir)
-    registry = _registry(store, settings)
-    unknown = [name for name in names or [] if name not in registry]
-    if unknown:
-        fail(f"unknown command(s): {', '.join(unknown)} (see: jarvis commands install --list)")
-    states = [s for s in command_states(registry, store) if not names or s.name in names]
+    with _registry(store, settings) as registry:
+        unknown = [name for name in names or [] if name not in registry]
+        if unknown:
+            fail(f"unknown command(s): {', '.join(unknown)} (see: jarvis commands install --list)")
+        states = [s for s in command_states(registry, store) if not names or s.name in names]
     for state in states:
         _print_state(state, settings.auto_install)
     ready = sum(state.state == "ready" for state in states)
@@ -336,11 +345,12 @@ def commands_install(
         fail("give command names or --all, not both")
     settings = _settings()
     store = NodeStore(settings.data_dir)
-    registry = _registry(store, settings)
-    try:
-        report = install_commands(registry, store, None if all_commands else names, dry_run=dry_run)
-    except (InstallError, SecretKeyError) as exc:
-        fail(str(exc))
+    with _registry(store, settings) as registry:
+        try:
+            report = install_commands(registry, store, None if all_commands else names,
+                                      dry_run=dry_run)
+        except (InstallError, SecretKeyError) as exc:
+            fail(str(exc))
     _print_report(report)
     if not report.ok:
         raise typer.Exit(1)
@@ -351,14 +361,14 @@ def commands_init_data(name: Annotated[str, typer.Argument(help="The command to 
     """Run a command's first-install setup (it may ask questions) and print its summary."""
     settings = _settings()
     store = NodeStore(settings.data_dir)
-    registry = _registry(store, settings)
-    command = registry.get(name)
-    if command is None:
-        fail(f"unknown command '{name}' (see: jarvis commands list)")
-    try:
-        summary: Any = command.init_data()
-    except Exception as exc:
-        fail(f"{name}.init_data failed: {type(exc).__name__}: {exc}")
+    with _registry(store, settings) as registry:
+        command = registry.get(name)
+        if command is None:
+            fail(f"unknown command '{name}' (see: jarvis commands list)")
+        try:
+            summary: Any = command.init_data()
+        except Exception as exc:
+            fail(f"{name}.init_data failed: {type(exc).__name__}: {exc}")
     if not summary:
         console.print(f"{escape(name)}: nothing to set up")
         return

@@ -15,7 +15,7 @@ import logging
 import os
 import pkgutil
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -57,6 +57,8 @@ class CommandRegistry:
     commands: dict[str, IJarvisCommand] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     problems: list[RegistryProblem] = field(default_factory=list)
+    # What the commands hold open (MCP server processes), released by `close`.
+    _closers: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
     @classmethod
     def from_commands(
@@ -88,6 +90,14 @@ class CommandRegistry:
         self.commands[name] = command
         self.sources[name] = source
         return True
+
+    def on_close(self, closer: Callable[[], None]) -> None:
+        self._closers.append(closer)
+
+    def close(self) -> None:
+        """Release what the commands hold open; safe to call twice."""
+        while self._closers:
+            self._closers.pop()()
 
     def bind(self, context: CommandContext) -> None:
         for command in self.commands.values():

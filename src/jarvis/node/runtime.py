@@ -26,6 +26,7 @@ class Node:
     service: CommandExecutionService
 
     def close(self) -> None:
+        self.registry.close()
         if self.client is not None:
             self.client.close()
         self.store.close()

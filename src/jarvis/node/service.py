@@ -164,12 +164,13 @@ class CommandExecutionService:
         progress: Progress | None = None,
     ) -> None:
         self.settings = settings or NodeSettings.from_env()
-        self._opened: list[NodeStore | JarvisCommandCenterClient] = []
+        self._opened: list[NodeStore | JarvisCommandCenterClient | CommandRegistry] = []
         if registry is None:
             store = NodeStore(self.settings.data_dir)
             store.migrate()
             self._opened.append(store)
             registry = load_registry(self.settings, store)
+            self._opened.append(registry)  # its MCP servers stop with the service
         if client is None and self.settings.center_url:
             client = JarvisCommandCenterClient(
                 self.settings.center_url, ca_file=self.settings.center_ca)
@@ -461,6 +462,23 @@ class CommandExecutionService:
         )
 
     # --- running commands ------------------------------------------------------------------
+    def run_command(
+        self, name: str, arguments: dict[str, Any], voice_command: str = ""
+    ) -> ToolResult:
+        """One command run outside a conversation (an MCP client's call), with the same
+        `post_process_tool_call` -> `execute()` path and the same error results."""
+        call_id = f"call-{uuid.uuid4().hex[:12]}"
+        command = self.registry.get(name)
+        if command is None:
+            return format_tool_error(call_id, f"unknown command '{name}'")
+        try:
+            arguments = command.post_process_tool_call(dict(arguments), voice_command)
+        except Exception as exc:
+            log.warning("%s.post_process_tool_call failed: %s", name, exc)
+            return format_tool_error(call_id, exc, name)
+        result, _ = self._execute(command, arguments, voice_command, None, call_id)
+        return result
+
     def _run_tool_call(
         self, call: ToolCall, text: str, conversation_id: str
     ) -> tuple[ToolResult, ToolCallRecord]:

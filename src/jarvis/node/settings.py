@@ -63,6 +63,11 @@ def _env_or_none(name: str) -> str | None:
     return value or None
 
 
+def _env_path(name: str) -> Path | None:
+    value = _env_or_none(name)
+    return Path(value).expanduser() if value else None
+
+
 def _env_flag(name: str, default: bool) -> bool:
     value = _env_or_none(name)
     if value is None:
@@ -98,6 +103,13 @@ class NodeSettings:
     center_ca: Path | None = None
     # Whether a command's missing `required_packages` are pip-installed on its first use.
     auto_install: bool = True
+    # The MCP servers whose tools become commands; None: <data_dir>/mcp_servers.yaml.
+    mcp_servers: Path | None = None
+
+    @property
+    def mcp_config(self) -> Path:
+        """The MCP server list: `JARVIS_MCP_SERVERS`, else `<data_dir>/mcp_servers.yaml`."""
+        return self.mcp_servers or self.data_dir / "mcp_servers.yaml"
 
     @classmethod
     def from_env(cls, data_dir: Path | None = None, center_url: str | None = None) -> NodeSettings:
@@ -113,4 +125,5 @@ class NodeSettings:
             center_url=center_url or _env_or_none("JARVIS_CENTER_URL"),
             center_ca=_center_ca(),
             auto_install=_env_flag("JARVIS_AUTO_INSTALL", True),
+            mcp_servers=_env_path("JARVIS_MCP_SERVERS"),
         )
