@@ -17,7 +17,7 @@ DOCS = SRC.parent / "docs"
 
 
 def test_the_server_list_example_loads() -> None:
-    time, github, search = load_mcp_config(DOCS / "examples" / "mcp_servers.yaml")
+    time, github, search = load_mcp_config(DOCS / "examples" / "mcp" / "mcp_servers.yaml")
     assert time.command == ["mcp-server-time", "--local-timezone", "Europe/Paris"]
     assert github.env == {"GITHUB_PERSONAL_ACCESS_TOKEN": SecretRef("GITHUB_TOKEN")}
     assert search.headers == {"Authorization": SecretRef("SEARCH_AUTHORIZATION")}
