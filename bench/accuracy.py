@@ -163,12 +163,13 @@ def post_processed(registry: Any, name: str | None, arguments: dict[str, Any],
 def serve(model_path: str, data_dir: str) -> None:
     """Child mode: run the center, print its URL, stop when stdin closes."""
     from jarvis.center.llm.embedded import EmbeddedBackend
+    from jarvis.center.llm.embedded.options import EmbeddedOptions
     from jarvis.center.server import CenterServer
     from jarvis.center.settings import CenterSettings
 
     # --backend-arg values (e.g. no_tool_bias=1.5) arrive as JSON in the environment.
     options = json.loads(os.environ.get("JARVIS_BENCH_BACKEND_ARGS") or "{}")
-    backend = EmbeddedBackend(model_path, **options)
+    backend = EmbeddedBackend(model_path, EmbeddedOptions.from_mapping(options))
     backend.load()
     # One node sending a whole corpus: no rate limit.
     settings = CenterSettings(data_dir=Path(data_dir), llm_backend="embedded",
@@ -197,7 +198,9 @@ def pct(values: list[float], q: float) -> float | None:
 
 
 def backend_args(pairs: list[str] | None) -> dict[str, Any]:
-    """`key=value` pairs for EmbeddedBackend; values are read as JSON when they parse."""
+    """`key=value` pairs of EmbeddedOptions; values are read as JSON when they parse."""
+    from jarvis.center.llm.embedded.options import EmbeddedOptions
+
     out: dict[str, Any] = {}
     for pair in pairs or []:
         key, sep, raw = pair.partition("=")
@@ -207,6 +210,10 @@ def backend_args(pairs: list[str] | None) -> dict[str, Any]:
             out[key] = json.loads(raw)
         except json.JSONDecodeError:
             out[key] = raw
+    try:
+        EmbeddedOptions.from_mapping(out)
+    except (TypeError, ValueError) as exc:
+        raise SystemExit(f"--backend-arg: {exc}") from exc
     return out
 
 
@@ -398,7 +405,7 @@ def main() -> None:
     parser.add_argument("--totals-only", action="store_true",
                         help="print no failing entry (for the sets that only measure)")
     parser.add_argument("--backend-arg", action="append", metavar="KEY=VALUE",
-                        help="an EmbeddedBackend option, e.g. no_tool_bias=1.5 (repeatable)")
+                        help="an EmbeddedOptions field, e.g. no_tool_bias=1.5 (repeatable)")
     args = parser.parse_args()
     summary = run(args)
     print_report(summary)

@@ -546,7 +546,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--show-failures", action="store_true",
                         help="print every failing request (never on dev)")
     parser.add_argument("--backend-arg", action="append", metavar="KEY=VALUE",
-                        help="an EmbeddedBackend option, e.g. no_tool_bias=1.5 (repeatable)")
+                        help="an EmbeddedOptions field, e.g. no_tool_bias=1.5 (repeatable)")
     parser.add_argument("--limit", type=int,
                         help="only the first N planned requests (a quick check; node order)")
     parser.add_argument("--plan", action="store_true",

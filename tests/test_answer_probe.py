@@ -29,8 +29,7 @@ N = 4  # a tiny model's state width, for files written here
 
 def _document(**changes: Any) -> dict[str, Any]:
     weights = np.arange(len(FEATURES) * N, dtype=np.float64) / 10
-    document = probe_document(weights, -1.0, N, ["set_timer", "get_weather"], "ab" * 32,
-                              {"utterances": 3})
+    document = probe_document(weights, -1.0, N, "ab" * 32, {"utterances": 3})
     document.update(changes)
     return document
 
@@ -43,7 +42,7 @@ def _write(tmp_path: Path, document: dict[str, Any], name: str = "probe.json") -
 
 def test_a_probe_file_round_trips_and_scores_its_three_states(tmp_path: Path) -> None:
     probe = AnswerProbe.load(_write(tmp_path, _document()))
-    assert probe.n_embd == N and probe.knows("set_timer") and not probe.knows("music")
+    assert probe.n_embd == N and probe.model_sha256 == "ab" * 32
     states = {"name": np.ones(N), "end": np.zeros(N), "mean": np.full(N, 2.0)}
     # name weights 0..0.3 (sum 0.6), end 0.4..0.7 (times 0), mean 0.8..1.1 (sum 3.8 * 2)
     assert probe.score(states) == pytest.approx(0.6 + 7.6 - 1.0, rel=1e-5)
@@ -85,14 +84,15 @@ def test_the_probe_of_a_model_is_found_by_its_verified_digest(tmp_path: Path) ->
     assert AnswerProbe.for_model(model, probes) is None
 
 
-def test_the_default_model_ships_a_probe_for_the_built_in_commands() -> None:
+def test_the_default_model_ships_a_probe_trained_on_foreign_commands() -> None:
     shipped = AnswerProbe.load(PROBES_DIR / f"{spec_for('0.5b').sha256}.json")
     assert shipped.n_embd == 896  # Qwen2.5-0.5B's hidden size
-    for command in ("set_timer", "get_weather", "music", "calculate", "control_device"):
-        assert shipped.knows(command)
-    document = json.loads((PROBES_DIR / f"{spec_for('0.5b').sha256}.json").read_text())
-    corpora = set(document["trained_on"]["corpora"])
+    trained_on = json.loads((PROBES_DIR / f"{spec_for('0.5b').sha256}.json").read_text()
+                            )["trained_on"]
+    corpora = set(trained_on["corpora"])
     assert corpora and not corpora & {"fresh", "sealed"}  # the measuring sets stay unseen
+    # Services of other people's tools, from the split that only trains.
+    assert len(trained_on["sgd_train_services"]) >= 20 and trained_on["sgd_nodes"] >= 5
 
 
 # --- when the probe may overrule the model (no model needed) ---------------------------------
@@ -101,6 +101,7 @@ llama_cpp = pytest.importorskip("llama_cpp", reason="the embedded extra is not i
 
 from jarvis.center.llm.embedded import EmbeddedBackend  # noqa: E402
 from jarvis.center.llm.embedded.backend import _first_utterance  # noqa: E402
+from jarvis.center.llm.embedded.options import EmbeddedOptions  # noqa: E402
 
 
 def _tool(name: str) -> dict[str, Any]:
@@ -110,10 +111,9 @@ def _tool(name: str) -> dict[str, Any]:
 
 def _verdict(score: float, hints: dict[str, float], tools: tuple[str, ...] = (
         "set_timer", "get_weather")) -> str | None:
-    backend = EmbeddedBackend(Path("unused.gguf"), probe_answer_above=1.0,
-                              probe_call_below=-2.0)
-    backend._probe = AnswerProbe(np.zeros(3 * N, dtype=np.float32), 0.0, N,
-                                 frozenset({"set_timer", "get_weather"}), "test")
+    backend = EmbeddedBackend(Path("unused.gguf"), EmbeddedOptions(
+        probe_answer_above=1.0, probe_call_below=-2.0))
+    backend._probe = AnswerProbe(np.zeros(3 * N, dtype=np.float32), 0.0, N, "test")
     request = LLMRequest(messages=[{"role": "user", "content": "x"}],
                          tools=[_tool(t) for t in tools], tool_hints=hints)
     return backend._probe_verdict(request, score)
@@ -125,16 +125,12 @@ def test_the_probe_decides_only_where_it_is_sure() -> None:
     assert _verdict(0.0, {"set_timer": 1.0}) is None  # the model's own signals decide
 
 
-def test_a_command_the_probe_never_saw_keeps_its_chance() -> None:
+def test_the_probe_judges_any_commands_request() -> None:
     tools = ("set_timer", "get_weather", "wikipedia")
-    # Its keyword was heard: not the probe's to overrule.
-    assert _verdict(3.0, {"set_timer": 0.0, "wikipedia": 1.0}, tools) is None
-    # It declares no keywords (absent from the hints): nobody can tell, so no veto.
-    assert _verdict(3.0, {"set_timer": 0.0}, tools) is None
-    # It declares keywords and none was heard: the probe decides.
-    assert _verdict(3.0, {"set_timer": 0.0, "wikipedia": 0.0}, tools) == "answer"
-    # A request is a request whatever the commands.
+    # Commands it never saw, heard or not: the probe was trained with many tool sets.
+    assert _verdict(3.0, {"wikipedia": 1.0}, tools) == "answer"
     assert _verdict(-3.0, {"wikipedia": 1.0}, tools) == "call"
+    assert _verdict(0.5, {}, tools) is None
 
 
 def test_the_probe_reads_only_a_conversations_first_utterance() -> None:
@@ -157,6 +153,7 @@ def _trainer() -> Any:
         spec = importlib.util.spec_from_file_location("train_answer_probe", path)
         assert spec and spec.loader
         module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # its dataclasses look their module up
         spec.loader.exec_module(module)
     finally:
         sys.path.remove(str(path.parent))

@@ -35,6 +35,7 @@ from jarvis.center.llm.embedded.backend import (  # noqa: E402
     _speakable,
 )
 from jarvis.center.llm.embedded.decoder import json_value_end  # noqa: E402
+from jarvis.center.llm.embedded.options import EmbeddedOptions  # noqa: E402
 
 DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 
@@ -475,7 +476,7 @@ REQUIRED_NUMBERS = [CALCULATOR, TIMER]  # every tool needs a number the user mus
 def test_a_tool_the_user_named_keeps_its_call(
     backend: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(backend, "first_token_check", "never")
+    monkeypatch.setattr(backend, "options", backend.options.replace(first_token_check="never"))
     heard = {"calculate": 0.0, "set_timer": 1.0}
     reply = backend.complete(_request("start the timer", tools=REQUIRED_NUMBERS,
                                       tool_hints=heard))
@@ -537,17 +538,17 @@ def test_the_prepared_model_reads_its_answer_probe(backend: EmbeddedBackend) -> 
 
 @pytest.mark.model
 def test_the_answer_probe_can_be_turned_off_and_must_fit_the_model(tmp_path: Path) -> None:
-    off = EmbeddedBackend(_model_path(), answer_probe=None)
+    off = EmbeddedBackend(_model_path(), EmbeddedOptions(answer_probe=None))
     try:
         reply = off.complete(_request("why is the sky blue", max_tokens=40))
         assert off.answer_probe is None and "answer_probe" not in reply.usage
     finally:
         off.close()
     narrow = tmp_path / "narrow.json"
-    narrow.write_text(json.dumps({"format": 1, "features": ["name", "end", "mean"],
+    narrow.write_text(json.dumps({"format": 2, "features": ["name", "end", "mean"],
                                   "n_embd": 4, "bias": 0.0, "weights": [0.0] * 12}))
     with pytest.raises(LLMUnavailableError, match="4-wide states"):
-        EmbeddedBackend(_model_path(), answer_probe=narrow).load()
+        EmbeddedBackend(_model_path(), EmbeddedOptions(answer_probe=narrow)).load()
 
 
 COPY_EXAMPLES = (
@@ -594,7 +595,7 @@ def test_drafting_changes_the_speed_never_the_call(
     texts = ["remind me to pick up the dry cleaning from the place on main street",
              "add eggs, cheese and orange juice to my shopping list", "we need bread"]
     drafted = [backend.complete(_said(t)) for t in texts]
-    monkeypatch.setattr(backend, "max_draft", 0)
+    monkeypatch.setattr(backend, "options", backend.options.replace(max_draft=0))
     plain = [backend.complete(_said(t)) for t in texts]
     assert [(r.tool_calls[0].name, r.tool_calls[0].arguments) for r in drafted] == [
         (r.tool_calls[0].name, r.tool_calls[0].arguments) for r in plain]
@@ -632,7 +633,7 @@ def test_an_optional_number_nobody_said_is_never_opened(
     backend: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Every optional key pulled open, so only the "never said" rule keeps one shut.
-    monkeypatch.setattr(backend, "optional_key_bias", 50.0)
+    monkeypatch.setattr(backend, "options", backend.options.replace(optional_key_bias=50.0))
     reply = backend.complete(_said("turn on the kitchen light", SYSTEM, [LIGHT]))
     assert "brightness" not in json.loads(reply.tool_calls[0].arguments)
     assert "dropped_arguments" not in reply.usage  # never written, so nothing to drop

@@ -177,9 +177,10 @@ CHILD = """
 import json, sys
 from jarvis.center.llm.base import LLMRequest
 from jarvis.center.llm.embedded import EmbeddedBackend
+from jarvis.center.llm.embedded.options import EmbeddedOptions
 
 spec = json.load(sys.stdin)
-backend = EmbeddedBackend(spec["model"], prompt_cache_dir=spec["cache"])
+backend = EmbeddedBackend(spec["model"], EmbeddedOptions(prompt_cache_dir=spec["cache"]))
 reply = backend.complete(LLMRequest(messages=spec["messages"], tools=spec["tools"],
                                     allow_direct_answer=False, max_tokens=60, timeout=600.0))
 backend.close()

@@ -24,6 +24,7 @@ pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")
 
 from jarvis.center.dates import dates_heard
 from jarvis.center.llm.embedded import EmbeddedBackend
+from jarvis.center.llm.embedded.options import EmbeddedOptions
 from jarvis.center.server import CenterServer
 from jarvis.center.settings import CenterSettings
 from jarvis.node.client import JarvisCommandCenterClient
@@ -330,7 +331,7 @@ def test_prompt_too_long_is_a_clear_error(
     model_path: Path, tmp_path: Path,
     schemas: tuple[list[dict[str, Any]], list[dict[str, Any]]],
 ) -> None:
-    backend = EmbeddedBackend(model_path, n_ctx=512)
+    backend = EmbeddedBackend(model_path, EmbeddedOptions(n_ctx=512))
     settings = CenterSettings(data_dir=tmp_path)
     try:
         with (CenterServer(settings=settings, backend=backend) as server,

@@ -21,6 +21,11 @@ from jarvis.center.llm.scripted import ScriptedBackend, text
     "I have added milk to your list.",
     "The lights are now off.",
     "It is 3:45.",
+    "Here are some Italian restaurants in San Jose.",
+    "I found 3 flights to Chicago.",
+    "Your table is confirmed.",
+    "Your reservation is on March 6th.",
+    "Now playing Hello by Adele.",
 ])
 def test_reports_of_results_are_tool_facts(answer: str) -> None:
     assert states_tool_facts(answer)
@@ -33,6 +38,8 @@ def test_reports_of_results_are_tool_facts(answer: str) -> None:
     "You're welcome!",
     "I'm doing well, thanks for asking.",
     "Sorry, I can't help with that.",
+    "May I know where you want to go?",
+    "There are many ways to cook rice.",
 ])
 def test_small_talk_and_general_knowledge_are_not(answer: str) -> None:
     assert not states_tool_facts(answer)

@@ -108,6 +108,15 @@ def test_text_choices_flags_and_dates_must_be_said() -> None:
     assert unsaid_required({}, ride, "i need a cab") == []
 
 
+def test_a_flag_is_said_by_its_own_words_not_by_the_tools_name() -> None:
+    ride = {"type": "object", "required": ["shared_ride"],
+            "properties": {"shared_ride": {"type": "boolean"}}}
+    assert unsaid_required({"shared_ride": False}, ride, "i need a ride",
+                           tool="get_ride") == ["shared_ride"]
+    assert unsaid_required({"shared_ride": True}, ride, "a shared ride please",
+                           tool="get_ride") == []
+
+
 def test_numbers_counted_in_a_unit_of_time_take_the_lengths_said_in_it() -> None:
     from jarvis.center.grounding import in_unit, unit_of_time
 

@@ -17,6 +17,7 @@ __all__ = ["REFUSAL", "states_tool_facts"]
 
 REFUSAL = "Sorry, I can't help with that."
 
+_MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
 _PATTERNS = [
     # An action reported as done, started or promised by the assistant or the system.
     r"\b(?:i've|i have|i'll|i will|i'm|i am|i just|i've just)\s+(?:\w+\s+)?"
@@ -36,6 +37,11 @@ _PATTERNS = [
     r"\b(?:your|the) (?:balance|account|reservation|booking|order|flight|ride|timer|alarm"
     r"|reminder) (?:is|was|has|will)\b",
     r"\b(?:minutes?|seconds?|hours?) (?:left|remaining)\b",
+    # Results of a search or a purchase, and what a player is doing.
+    r"\b(?:here (?:are|is)|i found|i could find|there (?:are|is) \d+|now playing|is playing"
+    r"|(?:is|are|has been|was) confirmed|purchased)\b",
+    # A calendar date: a month with a day, or "the 8th".
+    rf"\b(?:{_MONTHS})\w*\.? \d{{1,2}}(?:st|nd|rd|th)?\b|\bthe \d{{1,2}}(?:st|nd|rd|th)\b",
 ]
 _CLAIM = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
 

@@ -814,12 +814,14 @@ class Engine:
             synonyms = {p.name: p.synonyms for p in spec.params.values() if p.synonyms}
             schema = spec.schema.get("function", spec.schema).get("parameters") or {}
             arguments = json.loads(call.arguments or "{}")
-            for param in unsaid_required(arguments, schema, said, synonyms, times_said=times):
+            for param in unsaid_required(arguments, schema, said, synonyms, times_said=times,
+                                         tool=call.name):
                 if (call.name, param) not in turn.asked:
                     turn.trace["unsaid"] = {"tool": call.name, "parameter": param}
                     return call.name, param, call.id
             # Optional values nobody asked for are left out: the command's defaults apply.
-            dropped = unsaid_optional(arguments, schema, said, synonyms, times_said=times)
+            dropped = unsaid_optional(arguments, schema, said, synonyms, times_said=times,
+                                      tool=call.name)
             if dropped:
                 kept = {k: v for k, v in arguments.items() if k not in dropped}
                 calls[index] = LLMToolCall(call.id, call.name, json.dumps(kept, ensure_ascii=False))

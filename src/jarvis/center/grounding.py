@@ -293,19 +293,23 @@ def _bounds_said(schema: dict[str, Any], heard: list[str]) -> set[float]:
     return out
 
 
-def _flag_said(key: str, said: str) -> bool:
-    """A yes/no value is accounted for when its name was said ("a shared ride")."""
-    heard = words(said)
-    return any(word_said(w, heard) for w in words(key.replace("_", " ")) if len(w) >= 4)
+def _flag_said(key: str, said: str, tool: str) -> bool:
+    """A yes/no value is accounted for when its name was said ("a shared ride"); the
+    words it shares with the tool's name do not count ("a ride" says nothing of
+    `get_ride`'s `shared_ride`)."""
+    heard, named = words(said), set(words(tool.replace("_", " ")))
+    return any(word_said(w, heard) for w in words(key.replace("_", " "))
+               if len(w) >= 4 and w not in named)
 
 
 def _value_said(key: str, value: Any, schema: dict[str, Any], said: str,
-                synonyms: Mapping[str, Iterable[str]], times_said: bool) -> bool:
+                synonyms: Mapping[str, Iterable[str]], times_said: bool, tool: str) -> bool:
     if isinstance(value, list):
         items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
-        return all(_value_said(key, v, items, said, synonyms, times_said) for v in value)
+        return all(_value_said(key, v, items, said, synonyms, times_said, tool)
+                   for v in value)
     if isinstance(value, bool):
-        return _flag_said(key, said)
+        return _flag_said(key, said, tool)
     if is_number(value):
         numbers = derived_numbers(said) | _bounds_said(schema, words(said))
         return _number_said(float(value), numbers)
@@ -329,18 +333,21 @@ def unsaid_required(
     synonyms: Mapping[str, Mapping[str, Iterable[str]]] | None = None,
     *,
     times_said: bool = False,
+    tool: str = "",
 ) -> list[str]:
     """Keys of required arguments, in declared order, whose values nothing `said` accounts
     for (see the module docstring). `said` is what the conversation said (user turns,
     answers, tool results); `synonyms` maps a key to its enum values' declared words;
-    `times_said` tells whether a date or time was said. Missing keys are validation's."""
+    `times_said` tells whether a date or time was said; `tool` is the tool's name.
+    Missing keys are validation's."""
     props = schema.get("properties") or {}
     unsaid = []
     for key in schema.get("required") or []:
         sub, value = props.get(key), arguments.get(key)
         if not isinstance(sub, dict) or value is None:
             continue
-        if not _value_said(key, value, sub, said, (synonyms or {}).get(key, {}), times_said):
+        if not _value_said(key, value, sub, said, (synonyms or {}).get(key, {}), times_said,
+                           tool):
             unsaid.append(key)
     return unsaid
 
@@ -352,6 +359,7 @@ def unsaid_optional(
     synonyms: Mapping[str, Mapping[str, Iterable[str]]] | None = None,
     *,
     times_said: bool = False,
+    tool: str = "",
 ) -> list[str]:
     """Keys of optional arguments whose values nothing `said` accounts for: values the
     user never asked for ("pets_welcome": false), left out so the command's defaults
@@ -361,4 +369,4 @@ def unsaid_optional(
     return [key for key, value in arguments.items()
             if key not in required and isinstance(props.get(key), dict) and value is not None
             and not _value_said(key, value, props[key], said,
-                                (synonyms or {}).get(key, {}), times_said)]
+                                (synonyms or {}).get(key, {}), times_said, tool)]

@@ -1,5 +1,6 @@
-"""The embedded LLM backend: a small GGUF model run in-process with llama-cpp-python."""
+"""The embedded LLM backend: a GGUF model run in-process by llama.cpp."""
 
 from jarvis.center.llm.embedded.backend import EmbeddedBackend
+from jarvis.center.llm.embedded.options import EmbeddedOptions
 
-__all__ = ["EmbeddedBackend"]
+__all__ = ["EmbeddedBackend", "EmbeddedOptions"]

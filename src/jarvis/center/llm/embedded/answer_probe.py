@@ -10,10 +10,10 @@ batch (so no extra forward pass) separates them:
 - `name`: the position where a tool's name is chosen (after `<tool_call>\\n{"name": "`);
 - `mean`: the mean over the tokens of the user's words.
 
-The weights are trained by `bench/train_answer_probe.py` for one model file, with the
-built-in commands in the prompt, and shipped as `answer_probes/<sha256>.json`. The score
-is the log-odds that the utterance asks for no tool. A probe knows the commands it was
-trained with; see `EmbeddedBackend` for how a request with other commands is handled.
+The weights are trained by `bench/train_answer_probe.py` for one model file, with many
+tool sets in the prompt (the built-in commands, and services written outside this project
+beside them), and shipped as `answer_probes/<sha256>.json`. The score is the log-odds that
+the utterance asks for no tool, whatever the commands of the request.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from jarvis.center.llm.model_store import recorded_sha256
 
 PROBES_DIR = Path(__file__).parent / "answer_probes"
 FEATURES = ("name", "end", "mean")
-FORMAT = 1
+FORMAT = 2
 
 
 class AnswerProbeError(ValueError):
@@ -44,7 +44,6 @@ class AnswerProbe:
     weights: npt.NDArray[np.float32]
     bias: float
     n_embd: int
-    tools: frozenset[str]
     source: str
     model_sha256: str | None = None
 
@@ -63,14 +62,13 @@ class AnswerProbe:
             n_embd = int(data["n_embd"])
             weights = np.asarray(data["weights"], dtype=np.float32)
             bias = float(data["bias"])
-            tools = frozenset(str(t) for t in data.get("tools", []))
         except (KeyError, TypeError, ValueError) as exc:
             raise AnswerProbeError(f"{path}: malformed answer probe ({exc})") from exc
         if weights.shape != (len(FEATURES) * n_embd,) or not np.all(np.isfinite(weights)):
             raise AnswerProbeError(
                 f"{path}: expected {len(FEATURES) * n_embd} finite weights, got "
                 f"{weights.shape[0] if weights.ndim == 1 else weights.shape}")
-        return cls(weights, bias, n_embd, tools, str(path), data.get("model_sha256"))
+        return cls(weights, bias, n_embd, str(path), data.get("model_sha256"))
 
     @classmethod
     def for_model(cls, model_path: Path, probes_dir: Path = PROBES_DIR) -> AnswerProbe | None:
@@ -85,14 +83,10 @@ class AnswerProbe:
         features = np.concatenate([np.asarray(states[k], dtype=np.float32) for k in FEATURES])
         return float(features @ self.weights + self.bias)
 
-    def knows(self, tool: str) -> bool:
-        """Whether the probe was trained with this command in the prompt."""
-        return tool in self.tools
-
 
 def probe_document(
-    weights: npt.NDArray[np.float64], bias: float, n_embd: int, tools: list[str],
-    model_sha256: str, trained_on: dict[str, Any],
+    weights: npt.NDArray[np.float64], bias: float, n_embd: int, model_sha256: str,
+    trained_on: dict[str, Any],
 ) -> dict[str, Any]:
     """The JSON document of a trained probe (written by bench/train_answer_probe.py)."""
     return {
@@ -100,7 +94,6 @@ def probe_document(
         "features": list(FEATURES),
         "n_embd": n_embd,
         "model_sha256": model_sha256,
-        "tools": sorted(tools),
         "trained_on": trained_on,
         "bias": round(float(bias), 6),
         "weights": [float(f"{w:.6g}") for w in weights],

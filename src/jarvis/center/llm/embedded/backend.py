@@ -54,6 +54,7 @@ from jarvis.center.llm.embedded.grounding import (
     unsaid_optional_arguments,
 )
 from jarvis.center.llm.embedded.model_thread import ModelThread
+from jarvis.center.llm.embedded.options import EmbeddedOptions
 from jarvis.center.llm.embedded.prompt import (
     FALLBACK_TEMPLATE,
     ChatPrompt,
@@ -250,53 +251,10 @@ class EmbeddedBackend:
     Args:
         model_path: a GGUF file; default `resolve_model_path()` (JARVIS_MODEL_PATH, else
             the prepared model in the data directory).
-        n_threads: CPU threads; default all cores available to the process.
-        n_ctx: context size in tokens (system prompt + tools + history + reply).
-        n_batch: tokens per forward pass while reading the prompt.
-        prefix_cache_size: how many tool sets keep a saved system-prompt state.
-        max_tool_calls: most calls in one reply. The 0.5B model hardly ever chains calls,
-            and asking costs two token evaluations per reply, hence 1.
-        direct_answer_margin: added to the "call" side when choosing between a tool call
-            and a spoken answer (only when the request allows one); negative leans to
-            answering. 0.0 together with `no_tool_bias` 1.5 was the best pair on our
-            corpus (see docs/embedded-llm.md).
-        max_draft: most prompt-lookup draft tokens checked in one pass while sampling a
-            value (0 disables drafting).
-        seed: for temperature > 0.
-        no_tool_choice: when a spoken answer is allowed, offer the `say` pseudo tool
-            and let the name choice decide call vs answer (else: the first-token rule
-            with `direct_answer_margin`).
-        no_tool_bias: added to the `say` pseudo tool's logit when the name is chosen; a
-            calibration of "answer" against the client tools (measured: see the docs).
-        answer_max_tokens: most tokens of a spoken answer given in place of a call (a
-            small model may otherwise talk for 512 tokens, 10-15 s); a cut answer ends
-            at its last sentence end.
-        flash_attn: llama.cpp flash attention (slower on our 2-core CPU, hence off).
-        prompt_style: "compact" (default) asks the center for its short prompt that lists
-            the tools itself (a 0.5B model on 2 cores cannot afford the full one); "full"
-            for the center's long prompt with the tool schemas rendered by the template.
-        dated_key_bias / undated_key_bias: added to opening an optional date or time
-            argument when the center heard one / heard none (-100: never, since without
-            a date table in the prompt such a value can only be made up).
-        tool_format: in the compact style, "json" (default) shows the slimmed schemas
-            the model was trained on; "signatures" one Python-like line per tool, a
-            third of the tokens, for tool sets too large for the context.
-        answer_probe: "auto" (default) uses the probe shipped for the prepared model
-            file, if any; a path loads that probe file; None turns it off. See
-            `answer_probe.py` and docs/embedded-llm.md, "The answer probe".
-        probe_answer_above / probe_call_below: a probe score above the first is answered
-            in words, below the second goes to the name choice without `say`; between
-            them the model's own signals decide, as without a probe.
-        state_listener: called with the hidden states of every utterance (the probe's
-            features); for training a probe (bench/train_answer_probe.py).
-        prompt_cache_dir: where read prompt prefixes are kept across processes: "auto"
-            (default) for `<data dir>/prompt-cache`, a folder, or None (memory only).
-            See `prompt_state_cache.py` and docs/embedded-llm.md, "Prompt state on disk".
-        weight_repacking: llama.cpp's repacking of weights into extra buffer types;
-            None (default) turns it off where the CPU lists AMX, which some virtual
-            machines list without granting it (see `cpu.py`).
-        The other options (keyword and `say` biases, hints, grounding): see
-        docs/embedded-llm.md, "Constructor".
+        options: how it loads, reads prompts and decodes (`EmbeddedOptions`, documented
+            field by field; docs/embedded-llm.md explains the method).
+        state_listener: called with the hidden states of every utterance (the answer
+            probe's features); for training a probe (bench/train_answer_probe.py).
     """
 
     name = "embedded"
@@ -304,78 +262,16 @@ class EmbeddedBackend:
     def __init__(
         self,
         model_path: str | Path | None = None,
+        options: EmbeddedOptions | None = None,
         *,
-        n_threads: int | None = None,
-        n_ctx: int = 4096,
-        n_batch: int = 256,
-        prefix_cache_size: int = 4,
-        max_tool_calls: int = 1,
-        direct_answer_margin: float = 0.0,
-        max_draft: int = 10,
-        seed: int | None = None,
-        prompt_style: str = "compact",
-        flash_attn: bool = False,
-        no_tool_choice: bool = True,
-        no_tool_bias: float = 1.5,
-        answer_max_tokens: int = 60,
-        keyword_bias: float = 4.0,
-        keyword_cap: float = 3.0,
-        unheard_say_bias: float = 6.0,
-        prime_call: bool = True,
-        first_token_check: str = "unheard",
-        optional_key_bias: float = 0.0,
-        undated_key_bias: float = -100.0,
-        dated_key_bias: float = 5.0,
-        use_date_hints: bool = True,
-        drop_unsaid: bool = True,
-        tool_format: str = "json",
-        choice_bias: float = 8.0,
-        unsaid_key_bias: float = -100.0,
-        answer_probe: str | Path | None = "auto",
-        probe_answer_above: float = 1.0,
-        probe_call_below: float = -2.0,
         state_listener: Callable[[dict[str, npt.NDArray[np.float32]]], None] | None = None,
-        prompt_cache_dir: str | Path | None = "auto",
-        weight_repacking: bool | None = None,
     ) -> None:
-        if tool_format not in ("json", "signatures"):
-            raise ValueError("tool_format must be 'json' or 'signatures'")
-        self.tool_format = tool_format
-        self.answer_probe_source = answer_probe
-        self.probe_answer_above = probe_answer_above
-        self.probe_call_below = probe_call_below
+        self.options = options = options or EmbeddedOptions()
         self.state_listener = state_listener
         self._probe: AnswerProbe | None = None
-        self.choice_bias = choice_bias
-        self.unsaid_key_bias = unsaid_key_bias
-        self.drop_unsaid = drop_unsaid
-        self.undated_key_bias = undated_key_bias
-        self.dated_key_bias = dated_key_bias
-        self.use_date_hints = use_date_hints
-        self.prime_call = prime_call
-        if first_token_check not in ("always", "unheard", "never"):
-            raise ValueError("first_token_check must be 'always', 'unheard' or 'never'")
-        self.first_token_check = first_token_check
-        self.optional_key_bias = optional_key_bias
-        self.keyword_bias = keyword_bias
-        self.keyword_cap = keyword_cap
-        self.unheard_say_bias = unheard_say_bias
-        self.no_tool_bias = no_tool_bias
-        self.answer_max_tokens = max(1, answer_max_tokens)
-        self.flash_attn = flash_attn
-        self.no_tool_choice = no_tool_choice
-        if prompt_style not in ("compact", "full"):
-            raise ValueError(f"prompt_style must be 'compact' or 'full', not {prompt_style!r}")
-        self.prompt_style = prompt_style
+        self.n_threads = options.n_threads or default_threads()
+        self._rng = np.random.default_rng(options.seed)
         self._model_path = Path(model_path) if model_path is not None else None
-        self.n_threads = n_threads or default_threads()
-        self.n_ctx = n_ctx
-        self.n_batch = n_batch
-        self.prefix_cache_size = max(1, prefix_cache_size)
-        self.max_tool_calls = max(1, max_tool_calls)
-        self.direct_answer_margin = direct_answer_margin
-        self.max_draft = max_draft
-        self._rng = np.random.default_rng(seed)
         # Every llama.cpp call runs on this one thread: see `_on_model_thread`.
         self._model_thread: ModelThread | None = None
         self._model_thread_lock = threading.Lock()
@@ -383,8 +279,6 @@ class EmbeddedBackend:
         self._vocab: Any = None
         self._prompt: ChatPrompt | None = None
         self._prefixes: OrderedDict[bytes, _Prefix] = OrderedDict()
-        self.prompt_cache_dir = prompt_cache_dir
-        self.weight_repacking = weight_repacking
         self._prompt_states: PromptStateCache | None = None  # opened at load
         self._grammars: OrderedDict[str, GrammarSampler] = OrderedDict()
         self._pieces: dict[int, bytes] = {}
@@ -399,9 +293,14 @@ class EmbeddedBackend:
         self._first_gap: float | None = None  # of the last call-or-answer decision (usage)
 
     @property
+    def prompt_style(self) -> str:
+        """Which of the center's prompts this backend wants (read by the engine)."""
+        return self.options.prompt_style
+
+    @property
     def reads_date_hints(self) -> bool:
         """Date arguments come from the request's date hints, so the prompt needs no table."""
-        return self.use_date_hints
+        return self.options.use_date_hints
 
     # --- loading --------------------------------------------------------------------------
     @property
@@ -431,17 +330,17 @@ class EmbeddedBackend:
             raise LLMUnavailableError(
                 f"model file {path} does not exist; run `jarvis model prepare`"
             )
-        repack = self.weight_repacking if self.weight_repacking is not None else (
+        repack = self.options.weight_repacking if self.options.weight_repacking is not None else (
             not cpu_lists_amx())
         try:
             with contextlib.nullcontext() if repack else without_weight_repacking(llama_cpp):
                 llm = llama_cpp.Llama(
                     model_path=str(path),
-                    n_ctx=self.n_ctx,
-                    n_batch=self.n_batch,
+                    n_ctx=self.options.n_ctx,
+                    n_batch=self.options.n_batch,
                     n_threads=self.n_threads,
                     n_threads_batch=self.n_threads,
-                    flash_attn=self.flash_attn,
+                    flash_attn=self.options.flash_attn,
                     verbose=False,
                 )
         except (ValueError, RuntimeError, OSError) as exc:
@@ -466,12 +365,13 @@ class EmbeddedBackend:
         self._probe = self._load_probe(path, llm.n_embd())
         # What a saved state depends on besides its tokens (n_threads does not change it;
         # repacked weights compute slightly different numbers).
-        self._prompt_states = open_cache(self.prompt_cache_dir, path, {
-            "n_ctx": self.n_ctx, "n_batch": self.n_batch, "flash_attn": self.flash_attn,
+        options = self.options
+        self._prompt_states = open_cache(options.prompt_cache_dir, path, {
+            "n_ctx": options.n_ctx, "n_batch": options.n_batch, "flash_attn": options.flash_attn,
             "weight_repacking": repack, "llama_cpp": llama_cpp.__version__})
 
     def _load_probe(self, path: Path, n_embd: int) -> AnswerProbe | None:
-        source = self.answer_probe_source
+        source = self.options.answer_probe
         if source is None:
             return None
         try:
@@ -552,18 +452,18 @@ class EmbeddedBackend:
         started = time.perf_counter()
         self._load()
         assert self._prompt is not None
-        if tools and allow_direct_answer and self.no_tool_choice:
+        if tools and allow_direct_answer and self.options.no_tool_choice:
             tools = with_no_tool(tools)
-        for tool_format in dict.fromkeys((self.tool_format, "signatures")):
+        for tool_format in dict.fromkeys((self.options.tool_format, "signatures")):
             messages, shown = self._shown(messages_prefix, tools, tool_format)
             text = self._prompt.render(messages, shown, add_generation_prompt=False)
             tokens = self._tokenize(text)
-            if len(tokens) + 16 <= self.n_ctx:
+            if len(tokens) + 16 <= self.options.n_ctx:
                 break  # as `_prompt_tokens` will render the requests
-        if len(tokens) + 16 > self.n_ctx:
+        if len(tokens) + 16 > self.options.n_ctx:
             raise LLMPromptTooLongError(
                 f"the prompt prefix is {len(tokens)} tokens but the embedded model's "
-                f"context is {self.n_ctx}"
+                f"context is {self.options.n_ctx}"
             )
         if tools:
             self._grammar_for(tools)
@@ -598,20 +498,21 @@ class EmbeddedBackend:
         assert self._prompt is not None
         use_tools = bool(request.tools) and not request.tools_disabled
         choice_tools = request.tools
-        pseudo = use_tools and request.allow_direct_answer and self.no_tool_choice
+        pseudo = use_tools and request.allow_direct_answer and self.options.no_tool_choice
         if pseudo:
             choice_tools = with_no_tool(request.tools)
         full, prefix = self._prompt_tokens(request.messages, choice_tools if use_tools else None)
         if len(prefix) and not np.array_equal(full[: len(prefix)], prefix):
             prefix = full[:0]
-        if len(full) + 16 > self.n_ctx:
+        if len(full) + 16 > self.options.n_ctx:
             raise LLMPromptTooLongError(
                 f"the prompt is {len(full)} tokens but the embedded model's context is "
-                f"{self.n_ctx}; fewer tools, a shorter history or a larger n_ctx would fit"
+                f"{self.options.n_ctx}; fewer tools, a shorter history or a larger n_ctx would fit"
             )
         grammar = self._grammar_for(choice_tools) if use_tools else None
         # Most requests with tools end in a call: its opening is read with the prompt.
-        opening = self._call_opening(choice_tools) if use_tools and self.prime_call else None
+        primed = use_tools and self.options.prime_call
+        opening = self._call_opening(choice_tools) if primed else None
         # The answer probe reads the hidden states of the user's own words; it was trained
         # on a conversation's first utterance, so a follow-up is left to the model.
         want_states = bool(opening) and pseudo and _first_utterance(request) and (
@@ -651,8 +552,8 @@ class EmbeddedBackend:
             elif verdict == "call":  # a request: only which command is left to choose
                 choice_tools, grammar, unheard = request.tools, self._grammar_for(
                     request.tools), False
-            elif self.first_token_check == "always" or (
-                    self.first_token_check == "unheard" and not heard):
+            elif self.options.first_token_check == "always" or (
+                    self.options.first_token_check == "unheard" and not heard):
                 wants_call, first_text = self._call_or_text(decoder.logits(), request.tools)
             if not wants_call:
                 content, finish = self._answer(request, decoder, first_text)
@@ -723,23 +624,12 @@ class EmbeddedBackend:
 
     def _probe_verdict(self, request: LLMRequest, score: float | None) -> str | None:
         """"answer", "call", or None (the model's own signals decide) for a probe score.
-
-        The probe was trained with some commands in the prompt. It may turn a call into an
-        answer only when every other command of the request declares keywords and none of
-        them was heard: "look it up on wikipedia" for a user's own `wikipedia` command is
-        not the probe's to judge.
-        """
+        The probe was trained with many tool sets, so it judges any command's request."""
         if score is None or self._probe is None:
             return None
-        if score < self.probe_call_below:
+        if score < self.options.probe_call_below:
             return "call"
-        if score <= self.probe_answer_above:
-            return None
-        for tool in request.tools:
-            name = tool_name(tool)
-            if not self._probe.knows(name) and request.tool_hints.get(name, 1.0) > 0:
-                return None
-        return "answer"
+        return "answer" if score > self.options.probe_answer_above else None
 
     def _rewind(
         self,
@@ -762,7 +652,7 @@ class EmbeddedBackend:
         """
         last = request.messages[-1].get("role") if request.messages else None
         if last == "user":
-            limit = len(decoder.generated) + self.answer_max_tokens
+            limit = len(decoder.generated) + self.options.answer_max_tokens
             decoder.max_tokens = min(decoder.max_tokens, limit)
         content, truncated = decoder.text([self._special["<tool_call>"]], self._is_end,
                                           first=first)
@@ -798,32 +688,32 @@ class EmbeddedBackend:
         """A decoder at the end of the prompt; `opening`/`info` as `_restore` left them."""
         utterance, said = _user_turns(request), _said_text(request)
         # Values are judged against what was said only where unsaid ones are dropped.
-        grounded = utterance if self.drop_unsaid else None
+        grounded = utterance if self.options.drop_unsaid else None
         decoder = Decoder(
             self._llm,
             self._vocab,
             deadline=deadline,
-            max_tokens=min(request.max_tokens, self.n_ctx - len(full)),
+            max_tokens=min(request.max_tokens, self.options.n_ctx - len(full)),
             temperature=request.temperature,
             rng=self._rng,
             piece=self._piece,
             prompt=full,
             draft_start=len(prefix),
-            max_draft=self.max_draft,
+            max_draft=self.options.max_draft,
             is_special=self._is_special,
             is_end=self._is_end,
-            optional_key_bias=self.optional_key_bias,
-            undated_key_bias=self.undated_key_bias,
-            dated_key_bias=self.dated_key_bias,
-            date_hints=request.date_hints if self.use_date_hints else (),
-            time_hints=request.time_hints if self.use_date_hints else None,
-            duration_hints=durations_said(utterance or "") if self.use_date_hints else (),
+            optional_key_bias=self.options.optional_key_bias,
+            undated_key_bias=self.options.undated_key_bias,
+            dated_key_bias=self.options.dated_key_bias,
+            date_hints=request.date_hints if self.options.use_date_hints else (),
+            time_hints=request.time_hints if self.options.use_date_hints else None,
+            duration_hints=durations_said(utterance or "") if self.options.use_date_hints else (),
             choice_hints=request.choice_hints,
-            choice_bias=self.choice_bias,
+            choice_bias=self.options.choice_bias,
             quote_tails=self._tails,
             never_said=None if grounded is None else (
                 lambda schema, heard: never_said(schema, grounded, heard)),
-            unsaid_key_bias=self.unsaid_key_bias,
+            unsaid_key_bias=self.options.unsaid_key_bias,
             copied=None if grounded is None else _example_copy_check(request, said),
             said_in_full=lambda value: _said_in_full(value, said),
         )
@@ -880,10 +770,11 @@ class EmbeddedBackend:
         bias = []
         for tool in tools:
             if tool is NO_TOOL_SCHEMA:
-                bias.append(self.no_tool_bias + (self.unheard_say_bias if unheard else 0.0))
+                extra = self.options.unheard_say_bias if unheard else 0.0
+                bias.append(self.options.no_tool_bias + extra)
             else:
-                count = min(hints.get(tool_name(tool), 0.0), self.keyword_cap)
-                bias.append(self.keyword_bias * count)
+                count = min(hints.get(tool_name(tool), 0.0), self.options.keyword_cap)
+                bias.append(self.options.keyword_bias * count)
         return bias
 
     def _tool_calls(
@@ -898,7 +789,7 @@ class EmbeddedBackend:
     ) -> list[LLMToolCall]:
         calls: list[LLMToolCall] = []
         seen: set[tuple[str, str]] = set()
-        for index in range(self.max_tool_calls):
+        for index in range(self.options.max_tool_calls):
             if index == 0:
                 decoder.commit_raw([self._special["<tool_call>"], self._special["\n"]])
             bias = self._name_bias(tools, hints if index == 0 else {}, unheard)
@@ -906,7 +797,7 @@ class EmbeddedBackend:
             decoder.commit_raw([self._special["</tool_call>"]])
             parsed = json.loads(text)
             name = parsed["name"]
-            if utterance is not None and self.drop_unsaid:
+            if utterance is not None and self.options.drop_unsaid:
                 tool = next(t for t in tools if tool_name(t) == name)
                 dropped = unsaid_optional_arguments(parsed["arguments"], tool, utterance,
                                                     decoder.choice_hints.get(name))
@@ -934,7 +825,7 @@ class EmbeddedBackend:
             calls.append(
                 LLMToolCall(id="call_" + secrets.token_hex(8), name=name, arguments=arguments)
             )
-            if index + 1 >= self.max_tool_calls:
+            if index + 1 >= self.options.max_tool_calls:
                 break
             # Qwen writes "\n" after </tool_call> whether or not another call follows; the
             # token after it tells: <tool_call> again, or the end of the turn.
@@ -966,7 +857,7 @@ class EmbeddedBackend:
             return True, None
         if best_call is None:
             return False, best_text
-        wants_call = logits[best_call] + self.direct_answer_margin >= logits[best_text]
+        wants_call = logits[best_call] + self.options.direct_answer_margin >= logits[best_text]
         return bool(wants_call), None if wants_call else best_text
 
     def _first_tokens(
@@ -1015,11 +906,11 @@ class EmbeddedBackend:
         """The prompt's tokens and those of its stable prefix (empty when none). Tools whose
         schemas would not fit the context are written as signatures, a third of the tokens."""
         assert self._prompt is not None
-        for tool_format in dict.fromkeys((self.tool_format, "signatures")):
+        for tool_format in dict.fromkeys((self.options.tool_format, "signatures")):
             shown, rendered = self._shown(messages, tools, tool_format)
             full_text = self._prompt.render(shown, rendered, add_generation_prompt=True)
             full = self._tokenize(full_text)
-            if len(full) + 16 <= self.n_ctx:
+            if len(full) + 16 <= self.options.n_ctx:
                 break
         prefix_text = self._prompt.system_prefix(shown, rendered)
         if not full_text.startswith(prefix_text):
@@ -1037,9 +928,9 @@ class EmbeddedBackend:
         """
         if not tools:
             return messages, None
-        if self.prompt_style == "full":
+        if self.options.prompt_style == "full":
             return messages, tools
-        if (tool_format or self.tool_format) == "signatures":
+        if (tool_format or self.options.tool_format) == "signatures":
             return with_tool_signatures(messages, tools), None
         return messages, slim_tools(tools)
 
@@ -1073,7 +964,7 @@ class EmbeddedBackend:
             except ValueError as exc:
                 raise LLMError(f"could not build a grammar for these tools: {exc}") from exc
             self._grammars[gbnf] = sampler
-            while len(self._grammars) > 4 * self.prefix_cache_size:
+            while len(self._grammars) > 4 * self.options.prefix_cache_size:
                 self._grammars.popitem(last=False)[1].close()
         self._grammars.move_to_end(gbnf)
         return sampler
@@ -1154,7 +1045,7 @@ class EmbeddedBackend:
             return info
         # The rest of the prompt and `after` in one batch, keeping the logits of both ends.
         rest = full[reused_now:]
-        head = max(0, len(rest) + len(after) - self.n_batch)
+        head = max(0, len(rest) + len(after) - self.options.n_batch)
         if head:
             self._eval(rest[:head], deadline)
         tail = [*rest[head:].tolist(), *after]
@@ -1207,10 +1098,10 @@ class EmbeddedBackend:
 
     def _eval(self, tokens: npt.NDArray[np.intc], deadline: float | None) -> None:
         # In n_batch chunks so a request's timeout is noticed during a long cold prompt.
-        for start in range(0, len(tokens), self.n_batch):
+        for start in range(0, len(tokens), self.options.n_batch):
             if deadline is not None and time.monotonic() > deadline:
                 raise LLMTimeoutError("the embedded model timed out reading the prompt")
-            self._llm.eval(tokens[start : start + self.n_batch].tolist())
+            self._llm.eval(tokens[start : start + self.options.n_batch].tolist())
 
     def _save_prefix(self, tokens: npt.NDArray[np.intc]) -> None:
         """Save sequence 0's KV state; the context must hold exactly `tokens`."""
@@ -1221,7 +1112,7 @@ class EmbeddedBackend:
         written = llama_cpp.llama_state_seq_get_data(ctx, buf, size, 0)
         saved = _Prefix(tokens.copy(), bytes(buf)[:written])
         self._prefixes[self._key(tokens)] = saved
-        while len(self._prefixes) > self.prefix_cache_size:
+        while len(self._prefixes) > self.options.prefix_cache_size:
             self._prefixes.popitem(last=False)
         if self._prompt_states is not None:
             # Once per new prefix, right after reading it for 15-35 s: writing the file
@@ -1246,7 +1137,7 @@ class EmbeddedBackend:
             self._llm.n_tokens = 0  # sequence 0 was cleared before the refusal
             cache.discard(prefix, "llama.cpp could not restore it")
             return False
-        while len(self._prefixes) > self.prefix_cache_size:
+        while len(self._prefixes) > self.options.prefix_cache_size:
             self._prefixes.popitem(last=False)
         return True
 
