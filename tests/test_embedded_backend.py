@@ -345,13 +345,11 @@ def test_a_cut_answer_ends_at_its_last_sentence_end() -> None:
 
 
 @pytest.mark.model
-def test_a_spoken_answer_is_kept_short(backend: EmbeddedBackend) -> None:
-    saved, backend.answer_max_tokens = backend.answer_max_tokens, 12
-    try:
-        reply = backend.complete(_request("Tell me everything about the history of the "
-                                          "Roman empire, in great detail.", max_tokens=300))
-    finally:
-        backend.answer_max_tokens = saved
+def test_a_spoken_answer_is_kept_short(backend: EmbeddedBackend,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(backend, "options", backend.options.replace(answer_max_tokens=12))
+    reply = backend.complete(_request("Tell me everything about the history of the "
+                                      "Roman empire, in great detail.", max_tokens=300))
     assert reply.tool_calls == []
     assert reply.content and reply.content.strip()
     # 12 tokens at most; cut back to a sentence end when one was reached.
@@ -527,7 +525,7 @@ def test_a_unit_said_in_other_words_stays_the_users(backend: EmbeddedBackend) ->
 def test_the_prepared_model_reads_its_answer_probe(backend: EmbeddedBackend) -> None:
     assert backend.answer_probe is not None
     reply = backend.complete(_request("why is the sky blue", max_tokens=40))
-    assert reply.usage["answer_probe"] > backend.probe_answer_above
+    assert reply.usage["answer_probe"] > backend.options.probe_answer_above
     assert reply.usage["probe_verdict"] == "answer" and reply.tool_calls == []
     reply = backend.complete(_request("set a timer for 25 minutes"))
     assert reply.usage["answer_probe"] < 0 and reply.tool_calls[0].name == "set_timer"

@@ -55,28 +55,31 @@ def test_missing_or_wrong_token_is_401(make_center: Any, header: str | None) -> 
 
 def test_conversations_per_node_newest_first_with_pages(make_center: Any) -> None:
     center = make_center(ScriptedBackend([text("Hello.")], loop=True), admin_token=TOKEN)
+    # Node names of this test only: the PostgreSQL schema is shared by the whole run.
+    suffix = conversation_id()[-6:]
+    kitchen_node, den_node = f"kitchen-{suffix}", f"den-{suffix}"
     kitchen = [conversation_id() for _ in range(5)]
     for i, cid in enumerate(kitchen):
-        _start(center, cid, "kitchen")
+        _start(center, cid, kitchen_node)
         center.command(cid, f"hello number {i}")
     den = conversation_id()
-    _start(center, den, "den")
+    _start(center, den, den_node)
     center.command(den, "hello from the den")
 
-    first = _get(center, "/api/v0/conversations", node="kitchen", limit=2)
+    first = _get(center, "/api/v0/conversations", node=kitchen_node, limit=2)
     assert [c["id"] for c in first["conversations"]] == kitchen[::-1][:2]
     assert first["total"] == 5 and first["next_offset"] == 2
     summary = first["conversations"][0]
-    assert summary["node_id"] == "kitchen" and summary["room"] == "den"
+    assert summary["node_id"] == kitchen_node and summary["room"] == "den"
     assert summary["voice_command"] == "hello number 4"
     assert summary["turns"] == 1 and summary["last_stop_reason"] == "complete"
-    last = _get(center, "/api/v0/conversations", node="kitchen", limit=2, offset=4)
+    last = _get(center, "/api/v0/conversations", node=kitchen_node, limit=2, offset=4)
     assert [c["id"] for c in last["conversations"]] == [kitchen[0]]
     assert last["next_offset"] is None
     everyone = _get(center, "/api/v0/conversations")
-    assert everyone["conversations"][0]["id"] == den and everyone["total"] == 6
-    nodes = _get(center, "/api/v0/nodes")["nodes"]
-    assert [(n["node_id"], n["conversations"]) for n in nodes] == [("den", 1), ("kitchen", 5)]
+    assert everyone["conversations"][0]["id"] == den and everyone["total"] >= 6
+    nodes = [(n["node_id"], n["conversations"]) for n in _get(center, "/api/v0/nodes")["nodes"]]
+    assert nodes[:2] == [(den_node, 1), (kitchen_node, 5)]
 
 
 @pytest.mark.parametrize("params", [
