@@ -126,3 +126,15 @@ def test_numbers_counted_in_a_unit_of_time_take_the_lengths_said_in_it() -> None
     assert in_unit(["PT10M", "PT1H30M"], 1.0, whole=True) == ["600", "5400"]
     assert in_unit(["PT90S"], 60.0, whole=True) == []  # not a whole number of minutes
     assert in_unit(["PT90S"], 60.0, whole=False) == ["1.5"]
+
+
+def test_a_parameters_own_description_copied_as_its_value_is_not_said() -> None:
+    event = {"type": "object", "required": ["event_name", "city"], "properties": {
+        "event_name": {"type": "string", "description": "The event name"},
+        "city": {"type": "string", "description": "The city where the event is taking place"}}}
+    copied = {"event_name": "The event name",
+              "city": "The city where the event is taking place"}
+    assert unsaid_required(copied, event, "i wanna know some dates for events") == [
+        "event_name", "city"]
+    said = {"event_name": "Hamilton", "city": "the city"}
+    assert unsaid_required(said, event, "dates for hamilton in the city") == []

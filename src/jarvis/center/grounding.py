@@ -302,6 +302,17 @@ def _flag_said(key: str, said: str, tool: str) -> bool:
                if len(w) >= 4 and w not in named)
 
 
+def _copies_schema(key: str, value: str, schema: dict[str, Any], said: str) -> bool:
+    """Whether a text value is the parameter's own name or description copied ("The
+    city where the event is taking place"): every word of it comes from there, and not
+    every meaningful one was said."""
+    source = words(f"{key.replace('_', ' ')} {schema.get('description') or ''}")
+    value_words = words(value)
+    heard = words(said)
+    return bool(value_words) and all(w in source for w in value_words) and not all(
+        word_said(w, heard) for w in content_words(value))
+
+
 def _value_said(key: str, value: Any, schema: dict[str, Any], said: str,
                 synonyms: Mapping[str, Iterable[str]], times_said: bool, tool: str) -> bool:
     if isinstance(value, list):
@@ -323,7 +334,7 @@ def _value_said(key: str, value: Any, schema: dict[str, Any], said: str,
         # Declared words make a choice the request's to decide ("put on some jazz" is
         # play): the command said how its values are asked for.
         return bool(synonyms) or is_said(value.replace("_", " "), said)
-    return is_said(value, said)
+    return is_said(value, said) and not _copies_schema(key, value, schema, said)
 
 
 def unsaid_required(
