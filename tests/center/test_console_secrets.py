@@ -98,7 +98,7 @@ def test_no_page_or_answer_shows_a_planted_secret(node_data: Path, tmp_path: Pat
     with CenterServer(settings, backend) as server:
         client = JarvisCommandCenterClient(server.url)
         result = CommandExecutionService(registry, client, node).process_voice_command(
-            "upload my notes file")
+            "upload the file /home/me/notes.txt")
         client.close()
         [cid] = [c["id"] for c in httpx.get(
             f"{server.url}/api/v0/conversations",
