@@ -337,6 +337,17 @@ def _value_said(key: str, value: Any, schema: dict[str, Any], said: str,
     return is_said(value, said) and not _copies_schema(key, value, schema, said)
 
 
+def _unsaid(keys: Iterable[str], arguments: Mapping[str, Any], schema: dict[str, Any],
+            said: str, synonyms: Mapping[str, Mapping[str, Iterable[str]]] | None,
+            times_said: bool, tool: str) -> list[str]:
+    """Those of `keys` whose values (present, with a schema) nothing `said` accounts for."""
+    props = schema.get("properties") or {}
+    return [key for key in keys
+            if isinstance(props.get(key), dict) and arguments.get(key) is not None
+            and not _value_said(key, arguments[key], props[key], said,
+                                (synonyms or {}).get(key, {}), times_said, tool)]
+
+
 def unsaid_required(
     arguments: Mapping[str, Any],
     schema: dict[str, Any],
@@ -351,16 +362,8 @@ def unsaid_required(
     answers, tool results); `synonyms` maps a key to its enum values' declared words;
     `times_said` tells whether a date or time was said; `tool` is the tool's name.
     Missing keys are validation's."""
-    props = schema.get("properties") or {}
-    unsaid = []
-    for key in schema.get("required") or []:
-        sub, value = props.get(key), arguments.get(key)
-        if not isinstance(sub, dict) or value is None:
-            continue
-        if not _value_said(key, value, sub, said, (synonyms or {}).get(key, {}), times_said,
-                           tool):
-            unsaid.append(key)
-    return unsaid
+    return _unsaid(schema.get("required") or [], arguments, schema, said, synonyms,
+                   times_said, tool)
 
 
 def unsaid_optional(
@@ -375,9 +378,6 @@ def unsaid_optional(
     """Keys of optional arguments whose values nothing `said` accounts for: values the
     user never asked for ("pets_welcome": false), left out so the command's defaults
     apply. Same rules as `unsaid_required`."""
-    props = schema.get("properties") or {}
     required = set(schema.get("required") or [])
-    return [key for key, value in arguments.items()
-            if key not in required and isinstance(props.get(key), dict) and value is not None
-            and not _value_said(key, value, props[key], said,
-                                (synonyms or {}).get(key, {}), times_said, tool)]
+    return _unsaid([k for k in arguments if k not in required], arguments, schema, said,
+                   synonyms, times_said, tool)
