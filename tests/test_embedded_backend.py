@@ -33,6 +33,7 @@ from jarvis.center.llm.embedded.backend import (  # noqa: E402
     _not_to_copy,
     _sentences,
     _speakable,
+    with_no_tool,
 )
 from jarvis.center.llm.embedded.decoder import json_value_end  # noqa: E402
 from jarvis.center.llm.embedded.options import EmbeddedOptions  # noqa: E402
@@ -637,3 +638,21 @@ def test_an_optional_number_nobody_said_is_never_opened(
     assert "dropped_arguments" not in reply.usage  # never written, so nothing to drop
     reply = backend.complete(_said("set the kitchen light to 40", SYSTEM, [LIGHT]))
     assert json.loads(reply.tool_calls[0].arguments)["brightness"] == 40
+
+
+def test_a_prompt_that_nearly_fills_the_context_still_leaves_room_for_the_call(
+        backend: EmbeddedBackend) -> None:
+    # The tools as JSON fit a context 20 tokens larger than the prompt, but no call would
+    # fit after them: the tools are written as signatures instead, and the call completes.
+    request = _request("remind me to call the plumber about the leaking kitchen sink",
+                       tools=[*TOOLS, REMINDER])
+    shown = with_no_tool(request.tools)  # as the request will be read: `say` offered too
+    full, _ = backend._on_model_thread(backend._prompt_tokens, request.messages, shown)
+    tight = EmbeddedBackend(_model_path(), EmbeddedOptions(n_ctx=len(full) + 20,
+                                                           prompt_cache_dir=None))
+    try:
+        reply = tight.complete(request)
+    finally:
+        tight.close()
+    assert [call.name for call in reply.tool_calls] == ["reminder"]
+    assert "plumber" in json.loads(reply.tool_calls[0].arguments)["text"]

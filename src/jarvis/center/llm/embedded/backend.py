@@ -82,6 +82,9 @@ _T = TypeVar("_T")
 # Longest last batch whose hidden states the answer probe reads: each of its positions costs
 # a 600 KB logits row. Beyond it the model's own signals decide, as without a probe.
 _STATES_MAX_BATCH = 64
+# Context kept free for the reply when choosing how to write the tools: a call with several
+# values needs ~100 tokens, and a prompt that fills the context leaves the model mid-call.
+_REPLY_ROOM = 256
 
 
 def default_threads() -> int:
@@ -458,7 +461,7 @@ class EmbeddedBackend:
             messages, shown = self._shown(messages_prefix, tools, tool_format)
             text = self._prompt.render(messages, shown, add_generation_prompt=False)
             tokens = self._tokenize(text)
-            if len(tokens) + 16 <= self.options.n_ctx:
+            if len(tokens) + _REPLY_ROOM <= self.options.n_ctx:
                 break  # as `_prompt_tokens` will render the requests
         if len(tokens) + 16 > self.options.n_ctx:
             raise LLMPromptTooLongError(
@@ -693,7 +696,9 @@ class EmbeddedBackend:
             self._llm,
             self._vocab,
             deadline=deadline,
-            max_tokens=min(request.max_tokens, self.options.n_ctx - len(full)),
+            # Drafted tokens are evaluated ahead of the reply: they need room in the context.
+            max_tokens=min(request.max_tokens,
+                           self.options.n_ctx - len(full) - self.options.max_draft - 1),
             temperature=request.temperature,
             rng=self._rng,
             piece=self._piece,
@@ -910,7 +915,7 @@ class EmbeddedBackend:
             shown, rendered = self._shown(messages, tools, tool_format)
             full_text = self._prompt.render(shown, rendered, add_generation_prompt=True)
             full = self._tokenize(full_text)
-            if len(full) + 16 <= self.options.n_ctx:
+            if len(full) + _REPLY_ROOM <= self.options.n_ctx:
                 break
         prefix_text = self._prompt.system_prefix(shown, rendered)
         if not full_text.startswith(prefix_text):
