@@ -565,7 +565,9 @@ class Engine:
         """The last call again with the values this follow-up changes; None when the
         utterance is no change of it (then the LLM reads it as usual)."""
         if turn.history is None:
+            since = time.perf_counter()
             turn.history = self.store.history(turn.record)
+            turn.stage("history", since)
         found = refinement(
             [*turn.history, *turn.new_messages[:-1]], turn.catalog.tools,
             turn.new_messages[-1]["content"],
