@@ -112,6 +112,19 @@ def test_a_step_nothing_bounds_leaves_the_value_to_the_command() -> None:
     assert relative_change("louder", TOOLS["speaker"], PreviousCall("speaker", {})) is None
 
 
+def test_a_previous_value_that_is_no_number_takes_no_step() -> None:
+    timer = build_catalog([function_tool("timer", {
+        "length": {"type": "string", "format": "duration", "_refinable": True}})], None).tools
+    for spec, before in ((TOOLS["speaker"], {"level": True}), (TOOLS["speaker"], {"level": "4"}),
+                         (timer["timer"], {"length": "soon"})):
+        name = spec.name
+        found = relative_change("5 minutes longer", spec, PreviousCall(name, before))
+        assert found is not None and found.arguments == {}, found  # left to the command
+    longer = relative_change("5 minutes longer", timer["timer"],
+                             PreviousCall("timer", {"length": "PT10M"}))
+    assert longer is not None and longer.arguments == {"length": "PT15M"}
+
+
 def test_the_focused_decision_sees_the_previous_call_and_only_refinable_parameters() -> None:
     tool = focused_tool(TOOLS["set_thermostat"])
     parameters = tool["function"]["parameters"]

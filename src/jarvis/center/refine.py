@@ -182,12 +182,12 @@ def _stepped(param: ParamSpec, current: Any, sign: int, utterance: str,
     """The value one step from `current`; None when no step can be known."""
     assert param.type is not None
     if param.type.kind == "timedelta":
-        said = durations_said(utterance)
-        if not said:
+        said, kind = durations_said(utterance), parse_type("timedelta")
+        if not said or not kind.is_valid(current):
             return None
-        base, step = parse_type("timedelta").coerce(current), parse_type("timedelta").coerce(
-            said[0])
-        return parse_type("timedelta").to_wire(max(timedelta(0), base + sign * step))
+        return kind.to_wire(max(timedelta(0), kind.coerce(current) + sign * kind.coerce(said[0])))
+    if not isinstance(current, int | float) or isinstance(current, bool):
+        return None  # not a number the last call could have run with: nothing to step from
     # "5 minutes longer" of a number counted in seconds is 300 of them.
     unit = unit_of_time(param.name, schema)
     amounts = set(map(float, in_unit(durations_said(utterance), unit, whole=False))) if (
