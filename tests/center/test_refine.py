@@ -74,7 +74,8 @@ def test_the_previous_call_is_the_one_successful_call_of_the_last_exchange() -> 
 @pytest.mark.parametrize("words, expected", [
     ("actually make it 20 minutes", True), ("and in Fahrenheit", True),
     ("what about tomorrow", True), ("make it louder", True), ("Paris instead", True),
-    ("how about 22", True), ("thanks", False), ("tell me a joke", False),
+    ("how about 22", True), ("in Celsius", True), ("same for tomorrow", True),
+    ("thanks", False), ("tell me a joke", False),
     ("what's the time", False),
 ])
 def test_what_reads_as_a_change_of_the_last_request(words: str, expected: bool) -> None:

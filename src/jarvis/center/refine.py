@@ -50,9 +50,11 @@ __all__ = [
 # Asks the LLM for a call: (messages, tools) -> its reply.
 AskLLM = Callable[[list[dict[str, Any]], list[dict[str, Any]]], LLMReply]
 
-# Words that open a change of the last request ("actually", "and in Fahrenheit").
+# Words that open a change of the last request ("actually", "and in Fahrenheit"), and
+# the prepositions of a value said alone ("in Celsius", "for tomorrow", "at 6 pm").
 _OPENERS = frozenset({"actually", "and", "no", "nope", "wait", "instead", "rather", "also",
-                      "ok", "okay", "oh", "hmm", "sorry", "but", "then", "now"})
+                      "ok", "okay", "oh", "hmm", "sorry", "but", "then", "now", "same",
+                      "in", "for", "at", "on", "to"})
 # Phrases anywhere that point back at the last request ("what about tomorrow").
 _PHRASES = re.compile(r"\b(?:what about|how about|make (?:it|that)|change (?:it|that)|"
                       r"set (?:it|that)|turn (?:it|that)|switch (?:it|that)?\s*to|"
