@@ -114,6 +114,15 @@ def test_a_conversion_follow_up_changes_only_the_target_unit(node: Any) -> None:
     assert name == "convert_measurement" and _changed(first, second) == {"to_unit": "feet"}
 
 
+def test_a_reminder_follow_up_changes_only_the_clock_time(node: Any) -> None:
+    talk = _Conversation(node)
+    name, first = talk.say("remind me to call mom at 5 pm")
+    assert name == "reminder" and first["action"] == "set", first
+    # Two clock times in one conversation: the second one is said too, so it is kept.
+    name, second = talk.say("actually make it 6 pm")
+    assert name == "reminder" and _changed(first, second) == {"time": "18:00"}, second
+
+
 def test_a_foreign_command_is_refined_from_its_schema_alone(node: Any) -> None:
     talk = _Conversation(node)
     name, first = talk.say("set the living room thermostat to 20 degrees")
