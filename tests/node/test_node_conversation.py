@@ -287,6 +287,33 @@ def test_wait_for_input_keeps_the_conversation_for_a_follow_up(harness: Harness)
     assert harness.transport.paths.count("/api/v0/conversation/start") == 1
 
 
+class Lamp(Recording):
+    command_name = "set_lamp"
+    description = "Set a lamp's brightness."
+    parameters: ClassVar[list[JarvisParameter]] = [
+        JarvisParameter("lamp", "string", required=True),
+        JarvisParameter("brightness", "int", required=True, refinable=True)]
+
+
+def test_a_refinable_command_keeps_the_conversation_for_a_change(harness: Harness) -> None:
+    lamp = Lamp()
+    service = harness.start([tool_call("set_lamp", lamp="desk", brightness=40),
+                             tool_call("set_lamp", brightness=70)], [lamp, CurrentTime()])
+    first = service.process_voice_command("set the desk lamp to 40")
+    # No listening without the wake word ...
+    assert not first.wait_for_input and not service.awaiting_follow_up
+    assert service.pending_conversation_id == first.conversation_id  # ... but the same talk
+    second = service.process_voice_command("actually make it 70")
+    assert second.conversation_id == first.conversation_id
+    assert [kwargs for _, kwargs in lamp.calls] == [{"lamp": "desk", "brightness": 40},
+                                                    {"lamp": "desk", "brightness": 70}]
+    # A command without refinable values starts the next utterance afresh, as before.
+    harness.backend.add(tool_call("tell_time"))  # type: ignore[union-attr]
+    service.end_conversation()
+    service.process_voice_command("what time is it")
+    assert service.pending_conversation_id is None
+
+
 def test_center_error_message_becomes_a_typed_error(harness: Harness) -> None:
     from jarvis.node import CenterError
 

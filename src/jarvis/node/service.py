@@ -184,6 +184,8 @@ class CommandExecutionService:
         self.validation_handler = validation_handler or console_validation_handler
         self.max_round_trips = max_round_trips
         self._pending_conversation_id: str | None = None
+        # The last answer waits for input (listen again without the wake word).
+        self._listening = False
         # Fast-path exchanges awaiting a follow-up; the next center request carries them.
         self._local_turns: list[LocalTurn] = []
 
@@ -201,7 +203,8 @@ class CommandExecutionService:
     # --- state ----------------------------------------------------------------------------
     @property
     def pending_conversation_id(self) -> str | None:
-        """The conversation a follow-up (without wake word) continues, if any."""
+        """The conversation the next utterance continues, if any: after an answer that waits
+        for input, or after a command whose refinable values the next words may change."""
         return self._pending_conversation_id
 
     @property
@@ -211,11 +214,13 @@ class CommandExecutionService:
 
     @property
     def awaiting_follow_up(self) -> bool:
-        """True when the next utterance continues: an open conversation or local exchanges."""
-        return self._pending_conversation_id is not None or bool(self._local_turns)
+        """True when the next utterance is awaited without the wake word: the last answer
+        waits for input, or local exchanges do."""
+        return self._listening or bool(self._local_turns)
 
     def end_conversation(self) -> None:
         self._pending_conversation_id = None
+        self._listening = False
         self._local_turns = []
 
     def node_context(self) -> NodeContext:
@@ -264,6 +269,7 @@ class CommandExecutionService:
         if hit is not None:
             command, route = hit
             self._pending_conversation_id = None  # a local command starts a new topic
+            self._listening = False
             return self._run_pre_routed(command, route, text, clock)
         if self.client is None:
             raise CenterError(
@@ -349,7 +355,7 @@ class CommandExecutionService:
         records: list[ToolCallRecord] = []
         context = self.node_context()
         conversation_id = self._pending_conversation_id
-        self._pending_conversation_id = None
+        self._pending_conversation_id, self._listening = None, False
         local_turns, self._local_turns = self._local_turns, []
         response: ToolCallingResponse | None = None
         if conversation_id is not None:
@@ -427,8 +433,11 @@ class CommandExecutionService:
 
         if response.stop_reason == "complete":
             message = response.assistant_message or ""
-            if wait_for_input or actions:  # a picked button continues this conversation
+            # A picked button, or a change of a refinable value ("actually make it 20
+            # minutes"), continues this conversation.
+            if wait_for_input or actions or self._refinable_ran(records):
                 self._pending_conversation_id = conversation_id
+            self._listening = bool(wait_for_input or actions)
         else:
             message = response.assistant_message or "Sorry, something went wrong."
             wait_for_input, actions = False, []
@@ -478,6 +487,15 @@ class CommandExecutionService:
             return format_tool_error(call_id, exc, name)
         result, _ = self._execute(command, arguments, voice_command, None, call_id)
         return result
+
+    def _refinable_ran(self, records: list[ToolCallRecord]) -> bool:
+        """Whether a command with a refinable parameter ran: the next utterance may change
+        one of its values, which only this conversation's center knows."""
+        for record in records:
+            command = self.registry.get(record.name) if record.success else None
+            if command is not None and any(p.refinable for p in command.parameters):
+                return True
+        return False
 
     def _run_tool_call(
         self, call: ToolCall, text: str, conversation_id: str
