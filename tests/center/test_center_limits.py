@@ -199,7 +199,7 @@ def test_the_node_client_waits_out_a_short_retry_after_and_reports_a_long_one(
     for per_minute, waits in ((60, True), (1, False)):
         center = sqlite_center(rate_limit_per_minute=per_minute, rate_limit_burst=2)
         cid = conversation_id()
-        with JarvisCommandCenterClient(center.url) as client:
+        with JarvisCommandCenterClient(center.url, key=center.key) as client:
             client.start_conversation(cid, NodeContext(node_id="kitchen-pi"), [WEATHER_TOOL])
             assert client.send_command("hello", cid).assistant_message == "Fine."
             began = time.monotonic()

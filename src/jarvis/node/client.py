@@ -23,6 +23,7 @@ from jarvis.protocol import (
     ToolCallingResponse,
     ToolResult,
     VoiceCommandRequest,
+    WhoAmIResponse,
 )
 
 __all__ = [
@@ -146,9 +147,12 @@ class JarvisCommandCenterClient:
         backoff: float = 0.25,
         transport: httpx.BaseTransport | None = None,
         ca_file: Path | str | None = None,
+        key: str | Callable[[], str | None] | None = None,
     ) -> None:
         """`ca_file`: the CA certificate (PEM) that signed the center's certificate, for a
-        center on https with a certificate of its own (`JARVIS_CENTER_CA`)."""
+        center on https with a certificate of its own (`JARVIS_CENTER_CA`).
+        `key`: this node's key, sent as `Authorization: Bearer` with every request (a
+        callable is asked on the first request, after the base URL)."""
         # A callable base URL is resolved on the first request (e.g. a center started on
         # demand), so utterances handled locally never pay for it.
         self._resolve = None if isinstance(base_url, str) else base_url
@@ -162,6 +166,9 @@ class JarvisCommandCenterClient:
             transport=transport,
             verify=_tls_context(ca_file),
         )
+        self._key_source = key if callable(key) else None
+        if isinstance(key, str):
+            self._set_key(key)
 
     # --- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
@@ -223,7 +230,28 @@ class JarvisCommandCenterClient:
         )
         return self._post("/voice/command/continue", body, ToolCallingResponse)
 
+    def whoami(self) -> WhoAmIResponse:
+        """The node the center knows this client's key as (401 CenterError without one)."""
+        response = self._send(API_PREFIX + "/whoami", None)
+        if response.status_code >= 400:
+            raise CenterError(self._refusal(response), response.status_code)
+        try:
+            return WhoAmIResponse.model_validate(response.json())
+        except (ValueError, ValidationError) as exc:
+            raise CenterError(f"unexpected answer from the center for /whoami: {exc}") from exc
+
     # --- transport ----------------------------------------------------------------------
+    def _set_key(self, key: str | None) -> None:
+        if key:
+            self._http.headers["Authorization"] = f"Bearer {key}"
+
+    def _refusal(self, response: httpx.Response) -> str:
+        """The center's error, with the way out when the node's key was refused."""
+        message = _error_message(response)
+        if response.status_code == 401:
+            message += f" (set up this node with: jarvis node login {self.base_url})"
+        return message
+
     def _post(self, path: str, body: BaseModel, model: type[_Response]) -> _Response:
         payload = body.model_dump(mode="json", exclude_none=True)
         response = self._send(API_PREFIX + path, payload)
@@ -233,7 +261,7 @@ class JarvisCommandCenterClient:
             time.sleep(wait)
             response = self._send(API_PREFIX + path, payload)
         if response.status_code >= 400:
-            raise CenterError(_error_message(response), response.status_code)
+            raise CenterError(self._refusal(response), response.status_code)
         try:
             return model.model_validate(response.json())
         except (ValueError, ValidationError) as exc:
@@ -245,13 +273,19 @@ class JarvisCommandCenterClient:
                 self.base_url = self._resolve().rstrip("/")
                 self._http.base_url = httpx.URL(self.base_url)
                 self._resolve = None
+            if self._key_source is not None:
+                self._set_key(self._key_source())
+                self._key_source = None
 
-    def _send(self, path: str, payload: dict[str, Any]) -> httpx.Response:
-        if self._resolve is not None:
+    def _send(self, path: str, payload: dict[str, Any] | None) -> httpx.Response:
+        """POST `payload` (GET when None), retried while the center cannot be reached."""
+        if self._resolve is not None or self._key_source is not None:
             self._ensure_base_url()
         attempt = 0
         while True:
             try:
+                if payload is None:
+                    return self._http.get(path)
                 return self._http.post(path, json=payload)
             except _RETRYABLE as exc:
                 refused = _untrusted(exc)
