@@ -178,6 +178,7 @@ def test_the_node_settings_take_the_ca_from_the_environment(
         https_center: CenterServer, pki: Pki, data_dir: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JARVIS_CENTER_URL", https_center.url)
+    monkeypatch.setenv("JARVIS_CENTER_KEY", https_center.add_node("node", replace=True))
     monkeypatch.setenv("JARVIS_CENTER_CA", str(pki.ca))
     settings = NodeSettings.from_env()
     assert settings.center_ca == pki.ca
