@@ -284,3 +284,12 @@ def test_an_older_database_upgrades_and_its_conversations_have_no_owner(
     cid = conversation_id()
     center.start(cid, [WEATHER_TOOL])
     assert center.store.load(cid).owner == center.node
+
+
+def test_refusals_are_counted_in_the_metrics(center: Center) -> None:
+    stranger = httpx.post(f"{center.url}/api/v0/voice/command",
+                          json={"conversation_id": "x", "voice_command": "hi"})
+    assert stranger.status_code == 401
+    metrics = center.client.get("/metrics").text
+    assert ('jarvis_http_requests_total{method="POST",route="/api/v0/voice/command",'
+            'status="401"} 1.0') in metrics

@@ -151,13 +151,14 @@ def create_app(
     app.state.backend = backend
     app.state.retention = retention
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
-    app.add_middleware(RequestMetrics, metrics=metrics)
     if not settings.insecure_no_auth:
         app.add_middleware(NodeKeyGate, auth=NodeAuth(NodeKeys(store)), paths=NODE_PATHS,
                            run=off_loop_call)
     else:
         log.warning("node authentication is OFF (insecure_no_auth): any local program may "
                     "use this center")
+    # Outermost: refusals of the key gate are counted too.
+    app.add_middleware(RequestMetrics, metrics=metrics)
     mount_console(app, settings, store, engine, backend, metrics, off_loop_call)
 
     @app.exception_handler(RequestValidationError)

@@ -18,6 +18,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
 from fastapi import Request
@@ -239,6 +240,8 @@ class NodeKeyGate:
                                  detail={"expected": "Authorization: Bearer <node key>"})
             refusal = JSONResponse(body.model_dump(), status_code=401,
                                    headers={"WWW-Authenticate": "Bearer"})
+            # The router never ran: the metrics label the refusal with its (known) path.
+            scope["route"] = SimpleNamespace(path=scope["path"])
             await refusal(scope, receive, send)
             return
         scope.setdefault("state", {})["node"] = node
