@@ -253,13 +253,12 @@ def old_database(db_url: str) -> Any:
         return
     import uuid
 
-    from conftest import PG_BASE
-
+    base = db_url.split("?", 1)[0]  # the test database, without the session's schema
     schema = f"jarvis_auth_upgrade_{uuid.uuid4().hex[:8]}"
-    admin = sa.create_engine(PG_BASE)
+    admin = sa.create_engine(base)
     with admin.begin() as connection:
         connection.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    url = f"{PG_BASE}?options=-csearch_path%3D{schema}"
+    url = f"{base}?options=-csearch_path%3D{schema}"
     try:
         _database_at_0001(url)
         yield url

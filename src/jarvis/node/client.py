@@ -232,13 +232,7 @@ class JarvisCommandCenterClient:
 
     def whoami(self) -> WhoAmIResponse:
         """The node the center knows this client's key as (401 CenterError without one)."""
-        response = self._send(API_PREFIX + "/whoami", None)
-        if response.status_code >= 400:
-            raise CenterError(self._refusal(response), response.status_code)
-        try:
-            return WhoAmIResponse.model_validate(response.json())
-        except (ValueError, ValidationError) as exc:
-            raise CenterError(f"unexpected answer from the center for /whoami: {exc}") from exc
+        return self._answer(self._send(API_PREFIX + "/whoami", None), WhoAmIResponse, "/whoami")
 
     # --- transport ----------------------------------------------------------------------
     def _set_key(self, key: str | None) -> None:
@@ -260,6 +254,10 @@ class JarvisCommandCenterClient:
             # Over the node's rate limit: nothing was stored, so the same request may go again.
             time.sleep(wait)
             response = self._send(API_PREFIX + path, payload)
+        return self._answer(response, model, path)
+
+    def _answer(self, response: httpx.Response, model: type[_Response], path: str) -> _Response:
+        """The center's answer as `model`; CenterError for an error or an unexpected body."""
         if response.status_code >= 400:
             raise CenterError(self._refusal(response), response.status_code)
         try:

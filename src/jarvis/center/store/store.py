@@ -374,19 +374,22 @@ class Store:
         self.engine.dispose()
 
     # --- reads ------------------------------------------------------------------------
-    def load(self, conversation_id: str) -> ConversationRecord | None:
-        """The conversation row, or None when it was never started."""
-        sql = self._load_sql
+    def _fetch_one(self, sql: _Sql, values: dict[str, Any]) -> Any:
+        """The first row of one hot-path query (or None), on the thread's connection."""
 
         def read() -> Any:
             with self._raw() as connection:
                 cursor = connection.cursor()
-                cursor.execute(sql.text, sql.params({"b_id": conversation_id}))
+                cursor.execute(sql.text, sql.params(values))
                 found = cursor.fetchone()
                 cursor.close()
                 return found
 
-        row = self._retrying(read)
+        return self._retrying(read)
+
+    def load(self, conversation_id: str) -> ConversationRecord | None:
+        """The conversation row, or None when it was never started."""
+        row = self._fetch_one(self._load_sql, {"b_id": conversation_id})
         if row is None:
             return None
         node, tools, commands, pending, voice, count, version, owner = row
@@ -406,17 +409,7 @@ class Store:
 
     def node_for_key_hash(self, key_hash: str) -> tuple[str, str, bool] | None:
         """(name, stored digest, revoked) of the node whose key has this digest, or None."""
-        sql = self._node_sql
-
-        def read() -> Any:
-            with self._raw() as connection:
-                cursor = connection.cursor()
-                cursor.execute(sql.text, sql.params({"b_hash": key_hash}))
-                found = cursor.fetchone()
-                cursor.close()
-                return found
-
-        row = self._retrying(read)
+        row = self._fetch_one(self._node_sql, {"b_hash": key_hash})
         return None if row is None else (row[0], row[1], row[2] is not None)
 
     def _tools(self, text: str) -> Any:
