@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import logging
 import secrets
 import threading
 import time
@@ -35,6 +36,8 @@ __all__ = [
     "NodeAuth", "NodeAuthError", "NodeKeyGate", "NodeKeys", "bearer_token", "check_no_auth_bind",
     "hash_token", "is_loopback", "new_token",
 ]
+
+log = logging.getLogger(__name__)
 
 COOKIE = "jarvis_console"
 NODE_KEY_PREFIX = "jnk_"
@@ -151,7 +154,10 @@ class NodeAuth:
             if now - self._seen.get(name, -LAST_SEEN_EVERY) < LAST_SEEN_EVERY:
                 return
             self._seen[name] = now
-        self.keys.table.touch(name, datetime.now(UTC))
+        try:
+            self.keys.table.touch(name, datetime.now(UTC))
+        except Exception as exc:  # "last seen" is for people: never refuse a request over it
+            log.warning("could not record when node %r was seen: %s", name, type(exc).__name__)
 
 
 # --- the admin token -------------------------------------------------------------------------
