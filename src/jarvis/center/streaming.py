@@ -21,6 +21,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
+from pydantic import BaseModel
 
 from jarvis.center.engine import Engine
 from jarvis.center.turn_events import TurnEvents
@@ -28,7 +29,10 @@ from jarvis.protocol import (
     API_PREFIX,
     EVENT_STREAM,
     ContinueRequest,
+    SentenceEvent,
+    StreamErrorEvent,
     ToolCallingResponse,
+    ToolCallsEvent,
     VoiceCommandRequest,
     format_event,
 )
@@ -53,29 +57,60 @@ class EventStreamResponse(StreamingResponse):
     media_type = EVENT_STREAM
 
 
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    """`model`'s JSON schema, its nested models referred to in the OpenAPI components."""
+    schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+    schema.pop("$defs", None)  # ToolCall and its parts are components already
+    return schema
+
+
+def _event(name: str, data: dict[str, Any]) -> dict[str, Any]:
+    return {"properties": {
+        "event": {"const": name},
+        "data": {"type": "string", "contentMediaType": "application/json",
+                 "contentSchema": data}}}
+
+
 def _documented(errors: dict[int | str, dict[str, Any]]) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI responses: each event described (`itemSchema`), refusals as plain JSON."""
+    events = {
+        "type": "object",
+        "required": ["event", "data"],
+        "properties": {"event": {"type": "string"}, "data": {"type": "string"}},
+        "oneOf": [
+            _event("sentence", _schema(SentenceEvent)),
+            _event("tool_calls", _schema(ToolCallsEvent)),
+            _event("done", {"$ref": "#/components/schemas/ToolCallingResponse"}),
+            _event("error", _schema(StreamErrorEvent)),
+        ],
+    }
     stream = {
         "description": "Events `sentence` / `tool_calls`, then `done` with the plain "
-                       "endpoint's body (`ToolCallingResponse`), or `error` with "
-                       "`{status, error, detail}`; see docs/api.md.",
-        "content": {EVENT_STREAM: {"schema": {"type": "string"}, "example": _EXAMPLE}},
+                       "endpoint's body, or `error` with the plain endpoint's status and "
+                       "error body; see docs/api.md.",
+        "content": {EVENT_STREAM: {"itemSchema": events, "example": _EXAMPLE}},
     }
-    return {200: stream, **errors}
+    # Refusals are the plain endpoint's JSON errors, not events.
+    plain = {status: {"description": doc["description"], "content": {"application/json": {
+        "schema": {"$ref": "#/components/schemas/ErrorResponse"}}}}
+        for status, doc in errors.items()}
+    return {200: stream, **plain}
 
 
 def mount_streaming(
     app: FastAPI, engine: Engine, workers: Executor, errors: dict[int | str, dict[str, Any]]
 ) -> None:
     """Add the streaming variants of `/voice/command` and `/voice/command/continue`."""
+    # response_class=Response: the stream's content is all in `responses`, none implied.
     responses = _documented(errors)
 
-    @app.post(f"{API_PREFIX}/voice/command/stream", response_class=EventStreamResponse,
+    @app.post(f"{API_PREFIX}/voice/command/stream", response_class=Response,
               response_model=None, responses=responses)
     async def voice_command_stream(body: VoiceCommandRequest, request: Request) -> Response:
         """`/voice/command` as server-sent events: sentences as they are ready, then `done`."""
         return await _stream(request, workers, lambda events: engine.command(body, events))
 
-    @app.post(f"{API_PREFIX}/voice/command/continue/stream", response_class=EventStreamResponse,
+    @app.post(f"{API_PREFIX}/voice/command/continue/stream", response_class=Response,
               response_model=None, responses=responses)
     async def voice_continue_stream(body: ContinueRequest, request: Request) -> Response:
         """`/voice/command/continue` as server-sent events (the answer after tool results
