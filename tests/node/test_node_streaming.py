@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from node_helpers import PauseMusic, Thermometer
+from node_helpers import CountingTransport, PauseMusic, Thermometer
 
 from jarvis.center.llm.base import LLMReply, LLMRequest, LLMTimeoutError
 from jarvis.center.llm.scripted import ScriptedBackend, text, tool_call
@@ -25,20 +25,11 @@ from jarvis.protocol import format_event
 EXPLAINED = "The thermometer is not answering. Dr. Heat says: try again in 2.5 minutes."
 
 
-class Paths(httpx.HTTPTransport):
-    """Remembers the path of every request the node sends."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: list[str] = []
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        self.seen.append(request.url.path)
-        return super().handle_request(request)
+Node = tuple[CommandExecutionService, CountingTransport]
 
 
 @pytest.fixture
-def node(tmp_path: Path, data_dir: Path) -> Iterator[tuple[CommandExecutionService, Paths]]:
+def node(tmp_path: Path, data_dir: Path) -> Iterator[Node]:
     def explain(_request: LLMRequest) -> LLMReply:
         return text(EXPLAINED)
 
@@ -49,7 +40,7 @@ def node(tmp_path: Path, data_dir: Path) -> Iterator[tuple[CommandExecutionServi
     settings = CenterSettings(data_dir=tmp_path / "center", log_level="warning",
                               direct_tool_message=False)
     server = CenterServer(settings, backend).start()
-    paths = Paths()
+    paths = CountingTransport()
     client = JarvisCommandCenterClient(server.url, transport=paths)
     node_settings = NodeSettings(data_dir=data_dir, timezone="Europe/Paris", node_id="hall")
     store = NodeStore(data_dir)
@@ -61,14 +52,14 @@ def node(tmp_path: Path, data_dir: Path) -> Iterator[tuple[CommandExecutionServi
 
 
 def test_sentences_reach_on_sentence_and_the_result_is_unchanged(
-        node: tuple[CommandExecutionService, Paths]) -> None:
+        node: Node) -> None:
     service, paths = node
     heard: list[str] = []
     result = service.process_voice_command("how warm is it in here", on_sentence=heard.append)
     assert heard == ["The thermometer is not answering.",
                      "Dr. Heat says: try again in 2.5 minutes."]
     assert result.message == EXPLAINED and result.stop_reason == "complete"
-    assert paths.seen[1:] == ["/api/v0/voice/command/stream",
+    assert paths.paths[1:] == ["/api/v0/voice/command/stream",
                               "/api/v0/voice/command/continue/stream"]
     assert 0 < result.timings["first_sentence_ms"] <= result.timings["total_ms"]
 

@@ -113,6 +113,13 @@ def _distrust(base_url: str, refused: ssl.SSLCertVerificationError) -> str:
     return f"the center at {base_url} has a certificate this node does not trust ({why}); {hint}"
 
 
+def _broken(base_url: str, exc: httpx.TransportError, late: str) -> CenterUnreachableError:
+    """The error for a connection that failed; `late` says what a timeout means here."""
+    if isinstance(exc, httpx.TimeoutException):
+        return CenterUnreachableError(f"the center at {base_url} {late}")
+    return CenterUnreachableError(f"connection to the center at {base_url} failed: {exc}")
+
+
 def _parsed(response: httpx.Response, path: str, model: type[_Response]) -> _Response:
     """The answer's body as `model`, or CenterError when it is not one."""
     try:
@@ -258,13 +265,9 @@ class JarvisCommandCenterClient:
                 return read_turn(response.iter_lines(), on_sentence)
             except StreamedTurnError as exc:
                 raise CenterError(exc.message, exc.status_code) from exc
-            except httpx.TimeoutException as exc:
-                raise CenterUnreachableError(
-                    f"the center at {self.base_url} stopped sending in the middle of an answer"
-                ) from exc
             except httpx.TransportError as exc:
-                raise CenterUnreachableError(
-                    f"connection to the center at {self.base_url} failed: {exc}") from exc
+                raise _broken(self.base_url, exc, "stopped sending in the middle of an answer"
+                              ) from exc
 
     def _post(self, path: str, body: BaseModel, model: type[_Response]) -> _Response:
         with self._request(path, body) as response:
@@ -322,11 +325,5 @@ class JarvisCommandCenterClient:
                 log.debug("center unreachable (%s); retrying in %.2fs", exc, delay)
                 time.sleep(delay)
                 attempt += 1
-            except httpx.TimeoutException as exc:
-                raise CenterUnreachableError(
-                    f"the center at {self.base_url} did not answer in time"
-                ) from exc
             except httpx.TransportError as exc:
-                raise CenterUnreachableError(
-                    f"connection to the center at {self.base_url} failed: {exc}"
-                ) from exc
+                raise _broken(self.base_url, exc, "did not answer in time") from exc
