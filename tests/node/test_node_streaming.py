@@ -22,7 +22,7 @@ from jarvis.node.store import NodeStore
 from jarvis.node.turn_stream import StreamedTurnError, read_turn
 from jarvis.protocol import format_event
 
-EXPLAINED = "The thermometer is not answering. Dr. Heat says: try again in 2.5 minutes."
+EXPLAINED = "The thermometer is not answering. Dr. Heat says: it was 21.5 °C, try again."
 
 
 Node = tuple[CommandExecutionService, CountingTransport]
@@ -57,7 +57,7 @@ def test_sentences_reach_on_sentence_and_the_result_is_unchanged(
     heard: list[str] = []
     result = service.process_voice_command("how warm is it in here", on_sentence=heard.append)
     assert heard == ["The thermometer is not answering.",
-                     "Dr. Heat says: try again in 2.5 minutes."]
+                     "Dr. Heat says: it was 21.5 °C, try again."]
     assert result.message == EXPLAINED and result.stop_reason == "complete"
     assert paths.paths[1:] == ["/api/v0/voice/command/stream",
                               "/api/v0/voice/command/continue/stream"]
