@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
+from jarvis.center import sentences
 from jarvis.center.sentences import SentenceCutter, split_sentences
+
+boundaries = sentences._boundaries
 
 TEXT = ('Call Dr. Smith at 9 a.m. sharp. It costs 3.5 dollars! Is that right?  Yes... it is. '
         'The U.S. team won.\nHe said "go." Then he left')
@@ -36,3 +41,21 @@ def test_a_period_at_the_end_of_a_piece_waits_for_what_follows() -> None:
     assert cutter.feed(" Who. Th") == []  # "Th" may yet be a list's "1."
     assert cutter.feed("en ") == ["I paid 3.5 dollars to Dr. Who."]
     assert cutter.flush() == ["Then"]
+
+
+def test_text_is_segmented_once_per_possible_end_not_per_piece(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+
+    def counted(text: str) -> list[int]:
+        calls.append(text)
+        return boundaries(text)
+
+    monkeypatch.setattr(sentences, "_boundaries", counted)
+    cutter = SentenceCutter()
+    words = [f"word{n} " for n in range(300)]  # a long answer that ends no sentence
+    assert [s for w in words for s in cutter.feed(w)] == []
+    assert calls == []
+    for piece in ["and Dr. ", "Who ", "came. ", "Then ", "he ", "left ", "again. ", "Bye "]:
+        cutter.feed(piece)
+    assert len(calls) == 3  # after "Dr.", "came." and "again.", each once a word followed

@@ -15,6 +15,9 @@ import pysbd
 __all__ = ["SentenceCutter", "split_sentences"]
 
 _WORD = re.compile(r"\w\W")
+# Where a sentence may end (end marks and the space after them, or a line break) once a
+# whole word follows: only then is the text worth segmenting again.
+_READY = re.compile(r"(?:[.!?\u2026]+[\"'\u201d\u2019)\]]*\s+|\n\s*)(?=\W*\w+\W)")
 
 
 def _boundaries(text: str) -> list[int]:
@@ -45,12 +48,19 @@ class SentenceCutter:
 
     def __init__(self) -> None:
         self._pending = ""
+        # Offsets in `_pending` of possible ends already judged: a long answer is
+        # segmented once per possible end, not once per token.
+        self._judged: set[int] = set()
         # Everything handed back so far, as it arrived (whitespace included).
         self.consumed = ""
 
     def feed(self, piece: str) -> list[str]:
         """Add `piece`; the sentences it completed (none while the last one may go on)."""
         self._pending += piece
+        ready = {m.start() for m in _READY.finditer(self._pending)}
+        if ready <= self._judged:
+            return []
+        self._judged |= ready
         cuts = _boundaries(self._pending)
         # The next sentence has begun only once it has a whole word: "Yes." may yet be
         # "Yes...", and "1." read before "First item" is a list's number, not a sentence.
@@ -59,11 +69,13 @@ class SentenceCutter:
         if not cuts:
             return []
         done, self._pending = self._pending[: cuts[-1]], self._pending[cuts[-1]:]
+        self._judged = {i - len(done) for i in self._judged if i >= len(done)}
         self.consumed += done
         return _pieces(done, cuts[:-1])
 
     def flush(self) -> list[str]:
         """The text still held (the last sentence), once no more will come."""
         rest, self._pending = self._pending, ""
+        self._judged = set()
         self.consumed += rest
         return split_sentences(rest)
