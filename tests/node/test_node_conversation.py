@@ -12,10 +12,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-import httpx
 import pytest
 from node_helpers import (
     Calculator,
+    CountingTransport,
     CurrentTime,
     Forecast,
     HomeAssistantWeather,
@@ -39,18 +39,6 @@ from jarvis.node.runtime import command_context
 from jarvis.protocol import ValidationRequest
 from jarvis.sdk import RequestInformation, ValidationResult
 from jarvis.sdk.parameter import JarvisParameter
-
-
-class CountingTransport(httpx.HTTPTransport):
-    """Counts the HTTP requests the node really sends."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.paths: list[str] = []
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        self.paths.append(request.url.path)
-        return super().handle_request(request)
 
 
 class Harness:

@@ -9,6 +9,12 @@ Pending states kept with the conversation:
   these and sends their results;
 - `{"kind": "validation", "question", "parameter_name", "options", "tool_call_id",
   "node_failures": n}`: the user is asked, the answer comes back as `validation_response`.
+
+A streamed turn (`events`, see turn_events.py) runs the same way. The only differences:
+the LLM's wording of tool results reaches the events while it is written (no check
+applies to it: the tools ran), and the tool calls or the rest of the answer follow once
+the turn is stored. An answer given in place of a call is checked whole first, since
+one claiming sentence (claims.py) turns all of it into a refusal.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from jarvis.center.llm.base import (
     LLMTimeoutError,
     LLMToolCall,
     LLMUnavailableError,
+    complete_streaming,
 )
 from jarvis.center.local_turns import local_turn_messages
 from jarvis.center.prompt import (
@@ -52,6 +59,7 @@ from jarvis.center.server_tools import ASK_USER, SERVER_TOOL_NAMES, SERVER_TOOLS
 from jarvis.center.spoken_numbers import digits_for_numbers
 from jarvis.center.store import ConcurrentUpdateError, ConversationRecord, Store, TurnWrite
 from jarvis.center.toolspec import ToolCatalog, build_catalog, catalog_for
+from jarvis.center.turn_events import TurnEvents
 from jarvis.center.validation import CallProblem, check_call, retry_message
 from jarvis.protocol import (
     ContinueRequest,
@@ -178,6 +186,8 @@ class _Turn:
     asked: set[tuple[str, str]] = field(default_factory=set)
     # Call id -> keys a refinement carried over from the previous call (see refine.py).
     carried: dict[str, frozenset[str]] = field(default_factory=dict)
+    # Set for a streamed request: where its tool calls and sentences go.
+    events: TurnEvents | None = None
     trace: dict[str, Any] = field(
         default_factory=lambda: {"llm_calls": [], "retries": [], "server_tools": [],
                                  "tool_calls": [], "tool_results": [], "stages_ms": {}}
@@ -339,9 +349,12 @@ class Engine:
 
         threading.Thread(target=run, name="llm-warm", daemon=True).start()
 
-    def command(self, request: VoiceCommandRequest) -> ToolCallingResponse:
-        """A new utterance in a conversation."""
+    def command(
+        self, request: VoiceCommandRequest, events: TurnEvents | None = None
+    ) -> ToolCallingResponse:
+        """A new utterance in a conversation; `events` streams the turn as it goes."""
         turn = self._begin(request.conversation_id, "command", request.voice_command)
+        turn.events = events
         # Kept in the trace too: a failed turn writes no messages, and the console shows it.
         turn.trace["voice_command"] = request.voice_command
         if request.node_context is not None:
@@ -353,11 +366,15 @@ class Engine:
         turn.new_messages.append({"role": "user", "content": self._heard(request.voice_command)})
         return self._finish(turn, lambda: self._infer(turn, first=self._refined(turn)))
 
-    def continue_(self, request: ContinueRequest) -> ToolCallingResponse:
-        """Tool results from the node, or the user's answer to a clarification question."""
+    def continue_(
+        self, request: ContinueRequest, events: TurnEvents | None = None
+    ) -> ToolCallingResponse:
+        """Tool results from the node, or the user's answer to a clarification question;
+        `events` streams the turn as it goes."""
         _check_continue_shape(request)
         record = self._load(request.conversation_id)
         turn = self._begin_from(record, "continue", record.voice_command)
+        turn.events = events
         pending = record.pending or {}
         waiting = pending.get("kind")
         if request.tool_results is not None:
@@ -444,6 +461,8 @@ class Engine:
                 self.on_turn(write)
             except Exception:  # the turn is committed: its answer must still go back
                 log.exception("the turn observer failed")
+        if turn.events is not None:
+            turn.events.finish(response)
         return response
 
     def _response(
@@ -689,7 +708,7 @@ class Engine:
             entry["focused"] = True
         turn.trace["llm_calls"].append(entry)
         try:
-            reply = self.backend.complete(request)
+            reply = self._ask_llm(turn, request)
         except LLMError as exc:
             entry["error"] = f"{type(exc).__name__}: {exc}"
             raise _LLMFailed(exc) from exc
@@ -707,6 +726,21 @@ class Engine:
         if reply.usage:
             entry["usage"] = reply.usage
         turn.stage("llm", since)
+        return reply
+
+    def _ask_llm(self, turn: _Turn, request: LLMRequest) -> LLMReply:
+        """The backend's reply; a streamed turn's wording of tool results (tools off) goes
+        to the events as it is written, and what was sent is what the reply says."""
+        if turn.events is None or not request.tools_disabled:
+            return self.backend.complete(request)
+        try:
+            reply = complete_streaming(self.backend, request, turn.events.text)
+        finally:
+            streamed = turn.events.stop_listening()
+        if streamed and isinstance(reply, LLMReply) and streamed != reply.content:
+            log.warning("backend %s streamed text that is not its reply's; keeping the streamed",
+                        getattr(self.backend, "name", "?"))
+            reply.content = streamed
         return reply
 
     @staticmethod

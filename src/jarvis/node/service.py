@@ -4,6 +4,11 @@
 a hit runs the command at once and the center is never contacted. Otherwise it registers
 the node's commands for a new conversation, sends the utterance and follows the center's
 `stop_reason` (run tools, ask the user, or finish) until the conversation completes.
+
+With `on_sentence`, every word of the answer goes to it as soon as it is known: the
+center's answer sentence by sentence while the center still writes it (a streamed turn),
+any other answer (a local command's, an error) whole at the end. Questions go to the
+validation handler, never to `on_sentence`.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from jarvis.node.tool_result_formatter import (
     format_tool_error,
     format_tool_result,
 )
+from jarvis.node.turn_stream import SentenceHandler
 from jarvis.protocol import (
     LocalTurn,
     NodeContext,
@@ -144,6 +150,34 @@ class _Clock:
         return {k: round(v, 3) for k, v in self.phases.items()}
 
 
+class _Relay:
+    """Hands the center's sentences on, counting them and timing the first."""
+
+    def __init__(self, on_sentence: SentenceHandler | None, clock: _Clock) -> None:
+        self.on_sentence = on_sentence
+        self.clock = clock
+        self.count = 0
+
+    @property
+    def handler(self) -> SentenceHandler | None:
+        """What the client calls per sentence (None: the turn is not streamed)."""
+        return self if self.on_sentence is not None else None
+
+    def __call__(self, sentence: str) -> None:
+        if self.count == 0:
+            self.clock.add("first_sentence_ms", self.clock.started)
+        self.count += 1
+        assert self.on_sentence is not None
+        self.on_sentence(sentence)
+
+    def rest(self, result: VoiceCommandResult) -> VoiceCommandResult:
+        """`result`, once its message went to `on_sentence` (unless streamed already)."""
+        streamed = self.count > 0 and result.stop_reason == "complete"
+        if self.on_sentence is not None and result.message and not streamed:
+            self.on_sentence(result.message)
+        return result
+
+
 class CommandExecutionService:
     """Runs utterances for one node; keeps a conversation open when a command asks to.
 
@@ -249,8 +283,12 @@ class CommandExecutionService:
         text: str,
         register_tools: bool = True,
         validation_handler: ValidationHandler | None = None,
+        on_sentence: SentenceHandler | None = None,
     ) -> VoiceCommandResult:
         """One utterance from text to the answer to speak.
+
+        `on_sentence` gets the answer as it becomes known (see the module docstring); the
+        result's `message` is the whole of it all the same.
 
         Raises `CenterError` when the center cannot be reached or rejects a request, and
         `ValueError` for an empty or over-long utterance.
@@ -266,16 +304,17 @@ class CommandExecutionService:
         started = time.perf_counter()
         hit = self._pre_route(text)
         clock.add("pre_route_ms", started)
+        relay = _Relay(on_sentence, clock)
         if hit is not None:
             command, route = hit
             self._pending_conversation_id = None  # a local command starts a new topic
             self._listening = False
-            return self._run_pre_routed(command, route, text, clock)
+            return relay.rest(self._run_pre_routed(command, route, text, clock))
         if self.client is None:
             raise CenterError(
                 "no command center is configured for this node (set JARVIS_CENTER_URL)"
             )
-        return self._converse(text, register_tools, validation_handler, clock)
+        return relay.rest(self._converse(text, register_tools, validation_handler, relay))
 
     # --- pre-routing ------------------------------------------------------------------------
     def _pre_route(self, text: str) -> tuple[IJarvisCommand, PreRouteResult] | None:
@@ -348,9 +387,10 @@ class CommandExecutionService:
         text: str,
         register_tools: bool,
         validation_handler: ValidationHandler | None,
-        clock: _Clock,
+        relay: _Relay,
     ) -> VoiceCommandResult:
         assert self.client is not None
+        clock, stream = relay.clock, relay.handler
         handler = validation_handler or self.validation_handler
         records: list[ToolCallRecord] = []
         context = self.node_context()
@@ -361,7 +401,8 @@ class CommandExecutionService:
         if conversation_id is not None:
             started = time.perf_counter()
             try:
-                response = self.client.send_command(text, conversation_id, context, local_turns)
+                response = self.client.send_command(
+                    text, conversation_id, context, local_turns, on_sentence=stream)
             except CenterError as exc:
                 if exc.status_code != 404:
                     raise
@@ -375,7 +416,8 @@ class CommandExecutionService:
                 client_tools, available = self.tool_definitions()
                 self.client.start_conversation(conversation_id, context, client_tools, available)
                 local_turns = _offered(local_turns, client_tools)
-            response = self.client.send_command(text, conversation_id, context, local_turns)
+            response = self.client.send_command(
+                text, conversation_id, context, local_turns, on_sentence=stream)
             clock.add("center_ms", started)
 
         round_trips = 1
@@ -408,7 +450,8 @@ class CommandExecutionService:
                 wait_for_input = any(r.output.wait_for_input for r in results)
                 actions = [a for r in results for a in actions_of(r.output.context)]
                 started = time.perf_counter()
-                response = self.client.send_tool_results(conversation_id, results)
+                response = self.client.send_tool_results(
+                    conversation_id, results, on_sentence=stream)
                 clock.add("center_ms", started)
             else:
                 request = response.validation_request or ValidationRequest(
@@ -427,7 +470,8 @@ class CommandExecutionService:
                         timings=clock.finish(),
                     )
                 started = time.perf_counter()
-                response = self.client.send_validation_response(conversation_id, answer)
+                response = self.client.send_validation_response(
+                    conversation_id, answer, on_sentence=stream)
                 clock.add("center_ms", started)
             round_trips += 1
 
