@@ -24,12 +24,15 @@ ADMIN = "admin-token-for-auth-tests-91c4"
 
 
 def _bodies(cid: str) -> dict[str, dict[str, Any]]:
-    """A valid body for every node route."""
+    """A valid body for every node route (the streamed turns too)."""
+    said = {"conversation_id": cid, "voice_command": "weather in Oslo"}
+    answer = {"conversation_id": cid, "validation_response": "Oslo"}
     return {
         "/api/v0/conversation/start": {"conversation_id": cid, "client_tools": [WEATHER_TOOL]},
-        "/api/v0/voice/command": {"conversation_id": cid, "voice_command": "weather in Oslo"},
-        "/api/v0/voice/command/continue": {"conversation_id": cid,
-                                           "validation_response": "Oslo"},
+        "/api/v0/voice/command": said,
+        "/api/v0/voice/command/stream": said,
+        "/api/v0/voice/command/continue": answer,
+        "/api/v0/voice/command/continue/stream": answer,
     }
 
 
@@ -101,10 +104,12 @@ def test_another_nodes_conversation_is_404_everywhere(make_center: Any) -> None:
     mine.start(cid, [WEATHER_TOOL])
     call = mine.command(cid, "weather in Oslo")["tool_calls"][0]
     before = mine.store.load(cid)
+    results = {"conversation_id": cid, "tool_results": [
+        {"tool_call_id": call["id"], "output": {"success": True}}]}
     attempts = {
         **_bodies(cid),
-        "/api/v0/voice/command/continue": {"conversation_id": cid, "tool_results": [
-            {"tool_call_id": call["id"], "output": {"success": True}}]},
+        "/api/v0/voice/command/continue": results,
+        "/api/v0/voice/command/continue/stream": results,
     }
     for path, body in attempts.items():
         response = other.post(path, json=body)

@@ -15,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from jarvis.center.auth import NodeAuth, NodeKeyGate, NodeKeys
+from jarvis.center.auth import NodeAuth, NodeKeyGate, NodeKeys, request_node
 from jarvis.center.console import mount_console
 from jarvis.center.engine import (
     BadRequestError,
@@ -34,6 +34,7 @@ from jarvis.center.ratelimit import RateLimit, RateLimitedError, RateLimiter
 from jarvis.center.retention import Retention
 from jarvis.center.settings import CenterSettings, load_settings
 from jarvis.center.store import Store
+from jarvis.center.streaming import mount_streaming
 from jarvis.protocol import (
     API_PREFIX,
     ContinueRequest,
@@ -54,7 +55,8 @@ WORKER_THREADS = 32
 # The routes only nodes call; each needs a node key (unless insecure_no_auth).
 NODE_PATHS = frozenset(
     f"{API_PREFIX}{path}"
-    for path in ("/conversation/start", "/voice/command", "/voice/command/continue", "/whoami")
+    for path in ("/conversation/start", "/voice/command", "/voice/command/continue",
+                 "/voice/command/stream", "/voice/command/continue/stream", "/whoami")
 )
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -77,11 +79,6 @@ def _error(
 ) -> JSONResponse:
     body = ErrorResponse(error=message, detail=detail).model_dump()
     return JSONResponse(body, status_code=status, headers=headers)
-
-
-def _node(request: Request) -> str | None:
-    """The node the key gate authenticated; None when authentication is off."""
-    return getattr(request.state, "node", None)
 
 
 def _field(loc: tuple[Any, ...] | list[Any]) -> str:
@@ -222,13 +219,13 @@ def create_app(
     )
     async def start(body: ConversationStartRequest, request: Request) -> Response:
         """Register the node's tools for a conversation (again: replace them, keep history)."""
-        await off_loop(engine.start, body, _node(request))
+        await off_loop(engine.start, body, request_node(request))
         return _json(ConversationStartResponse(conversation_id=body.conversation_id))
 
     @app.post(f"{API_PREFIX}/voice/command", response_model=ToolCallingResponse, responses=_ERRORS)
     async def voice_command(body: VoiceCommandRequest, request: Request) -> Response:
         """A new utterance; answers with tool calls, a question, or the spoken reply."""
-        return _json(await off_loop(engine.command, body, _node(request)))
+        return _json(await off_loop(engine.command, body, request_node(request)))
 
     @app.post(
         f"{API_PREFIX}/voice/command/continue",
@@ -237,11 +234,13 @@ def create_app(
     )
     async def voice_continue(body: ContinueRequest, request: Request) -> Response:
         """Tool results or the user's answer to a clarification question."""
-        return _json(await off_loop(engine.continue_, body, _node(request)))
+        return _json(await off_loop(engine.continue_, body, request_node(request)))
 
     @app.get(f"{API_PREFIX}/whoami", response_model=WhoAmIResponse, responses=_ERRORS)
     async def whoami(request: Request) -> Response:
         """The node this key belongs to (what `jarvis node login` checks)."""
-        return _json(WhoAmIResponse(node=_node(request), authenticated=_node(request) is not None))
+        node = request_node(request)
+        return _json(WhoAmIResponse(node=node, authenticated=node is not None))
 
+    mount_streaming(app, engine, workers, _ERRORS)
     return app

@@ -34,7 +34,7 @@ from jarvis.protocol import ErrorResponse
 __all__ = [
     "ADMIN_TOKEN_PREFIX", "COOKIE", "AdminAccess", "AdminAuthError", "ConsoleOffError",
     "NodeAuth", "NodeAuthError", "NodeKeyGate", "NodeKeys", "bearer_token", "check_no_auth_bind",
-    "hash_token", "is_loopback", "new_token",
+    "hash_token", "is_loopback", "new_token", "request_node",
 ]
 
 log = logging.getLogger(__name__)
@@ -221,6 +221,11 @@ class AdminAccess:
 
 # --- the node routes' gate -------------------------------------------------------------------
 OffLoop = Callable[[Callable[[], Any]], Awaitable[Any]]
+
+
+def request_node(request: Request) -> str | None:
+    """The node the key gate authenticated for this request; None when authentication is off."""
+    return getattr(request.state, "node", None)
 
 
 class NodeKeyGate:
