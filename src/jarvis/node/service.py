@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from jarvis.node.actions import actions_of
+from jarvis.node.center_login import center_login
 from jarvis.node.client import CenterError, JarvisCommandCenterClient
 from jarvis.node.context import load_registry
 from jarvis.node.first_use import PackageGate, PackagesUnavailableError, Progress
@@ -199,15 +200,16 @@ class CommandExecutionService:
     ) -> None:
         self.settings = settings or NodeSettings.from_env()
         self._opened: list[NodeStore | JarvisCommandCenterClient | CommandRegistry] = []
+        store = NodeStore(self.settings.data_dir)
+        self._opened.append(store)
         if registry is None:
-            store = NodeStore(self.settings.data_dir)
             store.migrate()
-            self._opened.append(store)
             registry = load_registry(self.settings, store)
             self._opened.append(registry)  # its MCP servers stop with the service
-        if client is None and self.settings.center_url:
-            client = JarvisCommandCenterClient(
-                self.settings.center_url, ca_file=self.settings.center_ca)
+        login = center_login(self.settings, store) if client is None else None
+        if login is not None and login.url:
+            client = JarvisCommandCenterClient(login.url, ca_file=self.settings.center_ca,
+                                               key=login.key)
             self._opened.append(client)
         self.registry = registry
         self.client = client
