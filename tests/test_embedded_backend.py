@@ -358,9 +358,9 @@ def test_a_spoken_answer_is_kept_short(backend: EmbeddedBackend,
     assert len(reply.content.split()) <= 12
 
 
-@pytest.mark.model
-def test_tools_disabled_gives_free_text(backend: EmbeddedBackend) -> None:
-    messages = [
+def _timer_set(result: str) -> list[dict[str, Any]]:
+    """A conversation whose timer call came back with `result`: the answer is words."""
+    return [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": "Set a timer for 5 minutes"},
         {
@@ -374,12 +374,32 @@ def test_tools_disabled_gives_free_text(backend: EmbeddedBackend) -> None:
                 }
             ],
         },
-        {"role": "tool", "tool_call_id": "call_1", "content": '{"ok": true}'},
+        {"role": "tool", "tool_call_id": "call_1", "content": result},
     ]
+
+
+@pytest.mark.model
+def test_tools_disabled_gives_free_text(backend: EmbeddedBackend) -> None:
     reply = backend.complete(
-        LLMRequest(messages=messages, tools=TOOLS, tools_disabled=True, max_tokens=30)
+        LLMRequest(messages=_timer_set('{"ok": true}'), tools=TOOLS, tools_disabled=True,
+                   max_tokens=30)
     )
     assert reply.tool_calls == [] and reply.content
+
+
+@pytest.mark.model
+def test_text_is_streamed_as_it_is_written(backend: EmbeddedBackend) -> None:
+    pieces: list[str] = []
+    result = '{"ok": true, "ends_at": "10:05", "label": "tea"}'
+    reply = backend.stream(LLMRequest(messages=_timer_set(result), tools=TOOLS,
+                                      tools_disabled=True, max_tokens=40), pieces.append)
+    assert reply.content and "".join(pieces) == reply.content
+    assert len([p for p in pieces if p]) > 1  # token by token, not whole at the end
+    # An answer in place of a call may still be rewritten: it is never handed on early.
+    pieces.clear()
+    hello = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "hello"}]
+    backend.stream(LLMRequest(messages=hello, tools=TOOLS, max_tokens=20), pieces.append)
+    assert pieces == []
 
 
 @pytest.mark.model

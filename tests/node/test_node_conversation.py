@@ -12,10 +12,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-import httpx
 import pytest
 from node_helpers import (
     Calculator,
+    CountingTransport,
     CurrentTime,
     Forecast,
     HomeAssistantWeather,
@@ -41,18 +41,6 @@ from jarvis.sdk import RequestInformation, ValidationResult
 from jarvis.sdk.parameter import JarvisParameter
 
 
-class CountingTransport(httpx.HTTPTransport):
-    """Counts the HTTP requests the node really sends."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.paths: list[str] = []
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        self.paths.append(request.url.path)
-        return super().handle_request(request)
-
-
 class Harness:
     def __init__(self, tmp: Path, data_dir: Path) -> None:
         self.tmp = tmp
@@ -73,7 +61,8 @@ class Harness:
                                   **center_settings)
         server = CenterServer(settings, self.backend).start()
         self.servers.append(server)
-        client = JarvisCommandCenterClient(server.url, transport=self.transport)
+        client = JarvisCommandCenterClient(server.url, transport=self.transport,
+                                           key=server.add_node("node", replace=True))
         self.clients.append(client)
         node = NodeSettings(data_dir=self.data_dir, timezone="Europe/Paris",
                             node_id="kitchen-pi", room="kitchen")

@@ -26,7 +26,8 @@ def node(tmp_path: Path, data_dir: Path) -> Iterator[tuple[Node, ScriptedBackend
     settings = CenterSettings(data_dir=tmp_path / "center", log_level="warning")
     with CenterServer(settings, backend) as server:
         opened = open_node(NodeSettings(data_dir=data_dir, timezone=ZONE,
-                                        center_url=server.url))
+                                        center_url=server.url,
+                                        center_key=server.add_node("kitchen-pi")))
         yield opened, backend
         opened.close()
 

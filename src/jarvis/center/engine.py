@@ -9,6 +9,12 @@ Pending states kept with the conversation:
   these and sends their results;
 - `{"kind": "validation", "question", "parameter_name", "options", "tool_call_id",
   "node_failures": n}`: the user is asked, the answer comes back as `validation_response`.
+
+A streamed turn (`events`, see turn_events.py) runs the same way. The only differences:
+the LLM's wording of tool results reaches the events while it is written (no check
+applies to it: the tools ran), and the tool calls or the rest of the answer follow once
+the turn is stored. An answer given in place of a call is checked whole first, since
+one claiming sentence (claims.py) turns all of it into a refusal.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from jarvis.center.llm.base import (
     LLMTimeoutError,
     LLMToolCall,
     LLMUnavailableError,
+    complete_streaming,
 )
 from jarvis.center.local_turns import local_turn_messages
 from jarvis.center.prompt import (
@@ -50,8 +57,15 @@ from jarvis.center.ratelimit import RateLimiter
 from jarvis.center.refine import refinement
 from jarvis.center.server_tools import ASK_USER, SERVER_TOOL_NAMES, SERVER_TOOLS, run_server_tool
 from jarvis.center.spoken_numbers import digits_for_numbers
-from jarvis.center.store import ConcurrentUpdateError, ConversationRecord, Store, TurnWrite
+from jarvis.center.store import (
+    ConcurrentUpdateError,
+    ConversationOwnedError,
+    ConversationRecord,
+    Store,
+    TurnWrite,
+)
 from jarvis.center.toolspec import ToolCatalog, build_catalog, catalog_for
+from jarvis.center.turn_events import TurnEvents
 from jarvis.center.validation import CallProblem, check_call, retry_message
 from jarvis.protocol import (
     ContinueRequest,
@@ -180,6 +194,8 @@ class _Turn:
     carried: dict[str, frozenset[str]] = field(default_factory=dict)
     # (tool, id of the call it changes) when this turn refines the last call.
     refines: tuple[str, str] | None = None
+    # Set for a streamed request: where its tool calls and sentences go.
+    events: TurnEvents | None = None
     trace: dict[str, Any] = field(
         default_factory=lambda: {"llm_calls": [], "retries": [], "server_tools": [],
                                  "tool_calls": [], "tool_results": [], "stages_ms": {}}
@@ -294,9 +310,12 @@ class Engine:
         self.date_table = not getattr(backend, "reads_date_hints", False)
 
     # --- endpoints --------------------------------------------------------------------
-    def start(self, request: ConversationStartRequest) -> bool:
-        """Register (or replace) a conversation's tools; True when it is new."""
-        self._admit(request.node_context.node_id)
+    def start(self, request: ConversationStartRequest, node: str | None = None) -> bool:
+        """Register (or replace) a conversation's tools; True when it is new.
+
+        `node`: the authenticated node, which owns the conversation (None: no owner).
+        """
+        self._admit(node or request.node_context.node_id)
         commands = (
             [c.model_dump() for c in request.available_commands]
             if request.available_commands is not None
@@ -319,7 +338,10 @@ class Engine:
                 request.node_context.model_dump(),
                 request.client_tools,
                 commands,
+                owner=node,
             )
+        except ConversationOwnedError as exc:
+            raise ConversationNotFoundError(request.conversation_id) from exc
         except ConcurrentUpdateError as exc:
             raise ConflictError(
                 f"conversation '{request.conversation_id}' was started by another request "
@@ -349,9 +371,14 @@ class Engine:
 
         threading.Thread(target=run, name="llm-warm", daemon=True).start()
 
-    def command(self, request: VoiceCommandRequest) -> ToolCallingResponse:
-        """A new utterance in a conversation."""
-        turn = self._begin(request.conversation_id, "command", request.voice_command)
+    def command(
+        self, request: VoiceCommandRequest, node: str | None = None,
+        events: TurnEvents | None = None,
+    ) -> ToolCallingResponse:
+        """A new utterance in a conversation (of `node`, when authenticated); `events`
+        streams the turn as it goes."""
+        turn = self._begin(request.conversation_id, node, "command", request.voice_command)
+        turn.events = events
         # Kept in the trace too: a failed turn writes no messages, and the console shows it.
         turn.trace["voice_command"] = request.voice_command
         if request.node_context is not None:
@@ -363,11 +390,16 @@ class Engine:
         turn.new_messages.append({"role": "user", "content": self._heard(request.voice_command)})
         return self._finish(turn, lambda: self._infer(turn, first=self._refined(turn)))
 
-    def continue_(self, request: ContinueRequest) -> ToolCallingResponse:
-        """Tool results from the node, or the user's answer to a clarification question."""
+    def continue_(
+        self, request: ContinueRequest, node: str | None = None,
+        events: TurnEvents | None = None,
+    ) -> ToolCallingResponse:
+        """Tool results from the node, or the user's answer to a clarification question
+        (in a conversation of `node`, when authenticated); `events` streams the turn."""
         _check_continue_shape(request)
-        record = self._load(request.conversation_id)
-        turn = self._begin_from(record, "continue", record.voice_command)
+        record = self._load(request.conversation_id, node)
+        turn = self._begin_from(record, node, "continue", record.voice_command)
+        turn.events = events
         pending = record.pending or {}
         waiting = pending.get("kind")
         if request.tool_results is not None:
@@ -393,23 +425,29 @@ class Engine:
         return digits_for_numbers(text) if self.config.digits_for_numbers else text
 
     # --- request plumbing -------------------------------------------------------------
-    def _load(self, conversation_id: str) -> ConversationRecord:
+    def _load(self, conversation_id: str, node: str | None) -> ConversationRecord:
+        """The conversation; another node's is as unknown as one never started."""
         record = self.store.load(conversation_id)
-        if record is None:
+        if record is None or (node is not None and record.owner != node):
             raise ConversationNotFoundError(conversation_id)
         return record
 
-    def _begin(self, conversation_id: str, endpoint: str, voice_command: str) -> _Turn:
-        return self._begin_from(self._load(conversation_id), endpoint, voice_command)
+    def _begin(
+        self, conversation_id: str, node: str | None, endpoint: str, voice_command: str
+    ) -> _Turn:
+        return self._begin_from(self._load(conversation_id, node), node, endpoint, voice_command)
 
     def _admit(self, node_id: Any) -> None:
         """Count a request against its node's rate limit (RateLimitedError when over it)."""
         if self.limiter is not None:
             self.limiter.admit(node_id if isinstance(node_id, str) and node_id else "")
 
-    def _begin_from(self, record: ConversationRecord, endpoint: str, voice_command: str) -> _Turn:
+    def _begin_from(
+        self, record: ConversationRecord, node: str | None, endpoint: str, voice_command: str
+    ) -> _Turn:
         started = time.perf_counter()
-        self._admit(record.node_context.get("node_id"))
+        # The rate limit counts per authenticated node; without keys, per declared node_id.
+        self._admit(node or record.node_context.get("node_id"))
         try:
             catalog = catalog_for(record.tools_key, record.client_tools, record.available_commands)
         except (ValueError, KeyError, TypeError) as exc:  # stored by an older, laxer center
@@ -454,6 +492,8 @@ class Engine:
                 self.on_turn(write)
             except Exception:  # the turn is committed: its answer must still go back
                 log.exception("the turn observer failed")
+        if turn.events is not None:
+            turn.events.finish(response)
         return response
 
     def _response(
@@ -702,7 +742,7 @@ class Engine:
             entry["focused"] = True
         turn.trace["llm_calls"].append(entry)
         try:
-            reply = self.backend.complete(request)
+            reply = self._ask_llm(turn, request)
         except LLMError as exc:
             entry["error"] = f"{type(exc).__name__}: {exc}"
             raise _LLMFailed(exc) from exc
@@ -720,6 +760,21 @@ class Engine:
         if reply.usage:
             entry["usage"] = reply.usage
         turn.stage("llm", since)
+        return reply
+
+    def _ask_llm(self, turn: _Turn, request: LLMRequest) -> LLMReply:
+        """The backend's reply; a streamed turn's wording of tool results (tools off) goes
+        to the events as it is written, and what was sent is what the reply says."""
+        if turn.events is None or not request.tools_disabled:
+            return self.backend.complete(request)
+        try:
+            reply = complete_streaming(self.backend, request, turn.events.text)
+        finally:
+            streamed = turn.events.stop_listening()
+        if streamed and isinstance(reply, LLMReply) and streamed != reply.content:
+            log.warning("backend %s streamed text that is not its reply's; keeping the streamed",
+                        getattr(self.backend, "name", "?"))
+            reply.content = streamed
         return reply
 
     @staticmethod

@@ -4,6 +4,11 @@
 a hit runs the command at once and the center is never contacted. Otherwise it registers
 the node's commands for a new conversation, sends the utterance and follows the center's
 `stop_reason` (run tools, ask the user, or finish) until the conversation completes.
+
+With `on_sentence`, every word of the answer goes to it as soon as it is known: the
+center's answer sentence by sentence while the center still writes it (a streamed turn),
+any other answer (a local command's, an error) whole at the end. Questions go to the
+validation handler, never to `on_sentence`.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from jarvis.node.actions import actions_of
+from jarvis.node.center_login import center_login
 from jarvis.node.client import CenterError, JarvisCommandCenterClient
 from jarvis.node.context import load_registry
 from jarvis.node.first_use import PackageGate, PackagesUnavailableError, Progress
@@ -31,6 +37,7 @@ from jarvis.node.tool_result_formatter import (
     format_tool_error,
     format_tool_result,
 )
+from jarvis.node.turn_stream import SentenceHandler
 from jarvis.protocol import (
     LocalTurn,
     NodeContext,
@@ -144,6 +151,34 @@ class _Clock:
         return {k: round(v, 3) for k, v in self.phases.items()}
 
 
+class _Relay:
+    """Hands the center's sentences on, counting them and timing the first."""
+
+    def __init__(self, on_sentence: SentenceHandler | None, clock: _Clock) -> None:
+        self.on_sentence = on_sentence
+        self.clock = clock
+        self.count = 0
+
+    @property
+    def handler(self) -> SentenceHandler | None:
+        """What the client calls per sentence (None: the turn is not streamed)."""
+        return self if self.on_sentence is not None else None
+
+    def __call__(self, sentence: str) -> None:
+        if self.count == 0:
+            self.clock.add("first_sentence_ms", self.clock.started)
+        self.count += 1
+        assert self.on_sentence is not None
+        self.on_sentence(sentence)
+
+    def rest(self, result: VoiceCommandResult) -> VoiceCommandResult:
+        """`result`, once its message went to `on_sentence` (unless streamed already)."""
+        streamed = self.count > 0 and result.stop_reason == "complete"
+        if self.on_sentence is not None and result.message and not streamed:
+            self.on_sentence(result.message)
+        return result
+
+
 class CommandExecutionService:
     """Runs utterances for one node; keeps a conversation open when a command asks to.
 
@@ -165,15 +200,16 @@ class CommandExecutionService:
     ) -> None:
         self.settings = settings or NodeSettings.from_env()
         self._opened: list[NodeStore | JarvisCommandCenterClient | CommandRegistry] = []
+        store = NodeStore(self.settings.data_dir)
+        self._opened.append(store)
         if registry is None:
-            store = NodeStore(self.settings.data_dir)
             store.migrate()
-            self._opened.append(store)
             registry = load_registry(self.settings, store)
             self._opened.append(registry)  # its MCP servers stop with the service
-        if client is None and self.settings.center_url:
-            client = JarvisCommandCenterClient(
-                self.settings.center_url, ca_file=self.settings.center_ca)
+        login = center_login(self.settings, store) if client is None else None
+        if login is not None and login.url:
+            client = JarvisCommandCenterClient(login.url, ca_file=self.settings.center_ca,
+                                               key=login.key)
             self._opened.append(client)
         self.registry = registry
         self.client = client
@@ -249,8 +285,12 @@ class CommandExecutionService:
         text: str,
         register_tools: bool = True,
         validation_handler: ValidationHandler | None = None,
+        on_sentence: SentenceHandler | None = None,
     ) -> VoiceCommandResult:
         """One utterance from text to the answer to speak.
+
+        `on_sentence` gets the answer as it becomes known (see the module docstring); the
+        result's `message` is the whole of it all the same.
 
         Raises `CenterError` when the center cannot be reached or rejects a request, and
         `ValueError` for an empty or over-long utterance.
@@ -266,15 +306,16 @@ class CommandExecutionService:
         started = time.perf_counter()
         hit = self._pre_route(text)
         clock.add("pre_route_ms", started)
+        relay = _Relay(on_sentence, clock)
         if hit is not None:
             command, route = hit
             self._pending_conversation_id = None  # a local command starts a new topic
-            return self._run_pre_routed(command, route, text, clock)
+            return relay.rest(self._run_pre_routed(command, route, text, clock))
         if self.client is None:
             raise CenterError(
                 "no command center is configured for this node (set JARVIS_CENTER_URL)"
             )
-        return self._converse(text, register_tools, validation_handler, clock)
+        return relay.rest(self._converse(text, register_tools, validation_handler, relay))
 
     # --- pre-routing ------------------------------------------------------------------------
     def _pre_route(self, text: str) -> tuple[IJarvisCommand, PreRouteResult] | None:
@@ -354,9 +395,10 @@ class CommandExecutionService:
         text: str,
         register_tools: bool,
         validation_handler: ValidationHandler | None,
-        clock: _Clock,
+        relay: _Relay,
     ) -> VoiceCommandResult:
         assert self.client is not None
+        clock, stream = relay.clock, relay.handler
         handler = validation_handler or self.validation_handler
         records: list[ToolCallRecord] = []
         context = self.node_context()
@@ -367,7 +409,8 @@ class CommandExecutionService:
         if conversation_id is not None:
             started = time.perf_counter()
             try:
-                response = self.client.send_command(text, conversation_id, context, local_turns)
+                response = self.client.send_command(
+                    text, conversation_id, context, local_turns, on_sentence=stream)
             except CenterError as exc:
                 if exc.status_code != 404:
                     raise
@@ -381,7 +424,8 @@ class CommandExecutionService:
                 client_tools, available = self.tool_definitions()
                 self.client.start_conversation(conversation_id, context, client_tools, available)
                 local_turns = _offered(local_turns, client_tools)
-            response = self.client.send_command(text, conversation_id, context, local_turns)
+            response = self.client.send_command(
+                text, conversation_id, context, local_turns, on_sentence=stream)
             clock.add("center_ms", started)
 
         round_trips = 1
@@ -414,7 +458,8 @@ class CommandExecutionService:
                 wait_for_input = any(r.output.wait_for_input for r in results)
                 actions = [a for r in results for a in actions_of(r.output.context)]
                 started = time.perf_counter()
-                response = self.client.send_tool_results(conversation_id, results)
+                response = self.client.send_tool_results(
+                    conversation_id, results, on_sentence=stream)
                 clock.add("center_ms", started)
             else:
                 request = response.validation_request or ValidationRequest(
@@ -433,7 +478,8 @@ class CommandExecutionService:
                         timings=clock.finish(),
                     )
                 started = time.perf_counter()
-                response = self.client.send_validation_response(conversation_id, answer)
+                response = self.client.send_validation_response(
+                    conversation_id, answer, on_sentence=stream)
                 clock.add("center_ms", started)
             round_trips += 1
 

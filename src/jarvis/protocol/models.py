@@ -28,6 +28,7 @@ __all__ = [
     "ToolResult",
     "ValidationRequest",
     "VoiceCommandRequest",
+    "WhoAmIResponse",
 ]
 
 API_PREFIX = "/api/v0"
@@ -196,6 +197,13 @@ class ConversationStartRequest(_Request):
 class ConversationStartResponse(_Model):
     status: Literal["success"] = "success"
     conversation_id: str
+
+
+class WhoAmIResponse(_Model):
+    """The node a key belongs to; `authenticated` is false when the center runs without keys."""
+
+    node: str | None = None
+    authenticated: bool = True
 
 
 class ToolOutput(_Model):

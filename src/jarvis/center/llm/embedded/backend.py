@@ -36,6 +36,7 @@ from jarvis.center.llm.base import (
     LLMTimeoutError,
     LLMToolCall,
     LLMUnavailableError,
+    TextSink,
 )
 from jarvis.center.llm.embedded.answer_probe import AnswerProbe, AnswerProbeError
 from jarvis.center.llm.embedded.cpu import cpu_lists_amx, without_weight_repacking
@@ -483,21 +484,31 @@ class EmbeddedBackend:
 
     def complete(self, request: LLMRequest) -> LLMReply:
         """Run one completion; see the module docstring for how."""
+        return self.stream(request, None)
+
+    def stream(self, request: LLMRequest, on_text: TextSink | None) -> LLMReply:
+        """`complete`, handing a plain-text reply (tools off) to `on_text` as it is written.
+        An answer given in place of a call is handed on whole, since it may still be
+        rewritten (`_speakable`) or redone as a call."""
         started = time.perf_counter()
         deadline = time.monotonic() + request.timeout
-        return self._on_model_thread(self._complete_now, request, started, deadline)
+        return self._on_model_thread(self._complete_now, request, started, deadline, on_text)
 
-    def _complete_now(self, request: LLMRequest, started: float, deadline: float) -> LLMReply:
+    def _complete_now(
+        self, request: LLMRequest, started: float, deadline: float, on_text: TextSink | None
+    ) -> LLMReply:
         self._load()
         try:
-            return self._complete(request, started, deadline)
+            return self._complete(request, started, deadline, on_text)
         except LLMError:
             raise
         except Exception as exc:  # a llama.cpp failure must reach the engine typed
             raise LLMUnavailableError(f"embedded model failed: {exc}") from exc
 
     # --- internals --------------------------------------------------------------------------
-    def _complete(self, request: LLMRequest, started: float, deadline: float) -> LLMReply:
+    def _complete(
+        self, request: LLMRequest, started: float, deadline: float, on_text: TextSink | None
+    ) -> LLMReply:
         assert self._prompt is not None
         use_tools = bool(request.tools) and not request.tools_disabled
         choice_tools = request.tools
@@ -603,7 +614,7 @@ class EmbeddedBackend:
                 decoder.grammar = self._grammar_text(value_grammar(request.response_schema))
                 decoder.grammar.reset()
             # A plain-text reply must not open a call, whatever the model would like.
-            content, truncated = decoder.text([tool_call_id], self._is_end)
+            content, truncated = decoder.text([tool_call_id], self._is_end, on_text=on_text)
             finish = "length" if truncated else "stop"
         if use_tools and content is not None:  # in place of a call: see _speakable
             content = _speakable(content, _utterance(request), _not_to_copy(request))
