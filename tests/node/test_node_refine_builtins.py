@@ -43,15 +43,19 @@ def _length(entry: dict[str, Any]) -> dt.timedelta:
     return parse_utc(entry["due_at"]) - parse_utc(entry["created_at"])
 
 
-def test_a_refined_timer_is_the_same_timer_with_the_new_length(node: Any) -> None:
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_refined_timer_is_the_same_timer_with_the_new_length(node: Any, streamed: bool) -> None:
     jarvis, backend = node
     first = jarvis.service.process_voice_command("set a timer for 10 minutes")
     assert first.pre_routed and first.message == "Timer set for 10 minutes."
     [timer] = _entries(jarvis, "timers")
     # The focused decision of the refinement: only the new length.
     backend.add(tool_call("set_timer", duration="PT20M"))
-    second = jarvis.service.process_voice_command("actually make it 20 minutes")
+    heard: list[str] = []
+    second = jarvis.service.process_voice_command("actually make it 20 minutes",
+                                                  on_sentence=heard.append if streamed else None)
     assert not second.pre_routed and second.message == "OK, the timer is now 20 minutes."
+    assert heard == (["OK, the timer is now 20 minutes."] if streamed else [])
     [changed] = _entries(jarvis, "timers")
     assert changed["id"] == timer["id"] and _length(changed) == dt.timedelta(minutes=20)
     assert changed["announcement"] == "Your 20 minute timer is done."
