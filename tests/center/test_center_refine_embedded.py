@@ -56,7 +56,8 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     settings = CenterSettings(data_dir=tmp_path_factory.mktemp("center-refine"),
                               llm_timeout=300)
     with (CenterServer(settings=settings, backend=backend) as server,
-          JarvisCommandCenterClient(server.url, timeout=600) as client):
+          JarvisCommandCenterClient(server.url, timeout=600,
+                                    key=server.add_node("node")) as client):
         yield client, tools, commands
     backend.close()
 
