@@ -192,6 +192,8 @@ class _Turn:
     asked: set[tuple[str, str]] = field(default_factory=set)
     # Call id -> keys a refinement carried over from the previous call (see refine.py).
     carried: dict[str, frozenset[str]] = field(default_factory=dict)
+    # (tool, id of the call it changes) when this turn refines the last call.
+    refines: tuple[str, str] | None = None
     # Set for a streamed request: where its tool calls and sentences go.
     events: TurnEvents | None = None
     trace: dict[str, Any] = field(
@@ -226,6 +228,14 @@ def _tool_message(call_id: str, name: str, payload: Any) -> dict[str, Any]:
     if len(content) > MAX_TOOL_CONTENT:
         content = content[:MAX_TOOL_CONTENT] + " ...(truncated)"
     return {"role": "tool", "tool_call_id": call_id, "name": name, "content": content}
+
+
+def _refined_id(turn: _Turn, call: LLMToolCall, calls: list[LLMToolCall]) -> str | None:
+    """The id of the call `call` changes: a refinement's one call to the refined tool (by
+    name, so a retried call still says it)."""
+    if turn.refines is None or call.name != turn.refines[0]:
+        return None
+    return turn.refines[1] if sum(c.name == call.name for c in calls) == 1 else None
 
 
 def _unique_ids(calls: list[LLMToolCall]) -> list[LLMToolCall]:
@@ -502,7 +512,8 @@ class Engine:
             assistant_message=message,
             tool_calls=(
                 [
-                    ToolCall(id=c.id, function=ToolCallFunction(name=c.name, arguments=c.arguments))
+                    ToolCall(id=c.id, function=ToolCallFunction(name=c.name, arguments=c.arguments),
+                             refines=_refined_id(turn, c, calls))
                     for c in calls
                 ]
                 if calls
@@ -618,6 +629,8 @@ class Engine:
         call_id = _new_call_id()
         turn.carried[call_id] = found.carried
         turn.trace["refined"] = {"tool": found.name, "changed": found.changed}
+        if found.refines:
+            turn.refines = (found.name, found.refines)
         return LLMReply(tool_calls=[LLMToolCall(
             call_id, found.name, json.dumps(found.arguments, ensure_ascii=False))])
 
