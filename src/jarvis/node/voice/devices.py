@@ -1,0 +1,143 @@
+"""Microphone and speaker through PortAudio (`sounddevice`).
+
+PortAudio is a system library (Debian: `libportaudio2`); without it, or without a
+microphone, opening a device fails with `AudioDeviceError` saying what to install or which
+devices exist (`jarvis listen --devices`).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from typing import Any
+
+import numpy as np
+
+from jarvis.node.voice.audio import FRAME_BYTES, FRAME_SAMPLES, SAMPLE_RATE, Audio
+
+__all__ = ["AudioDeviceError", "Microphone", "Speaker", "list_devices"]
+
+
+class AudioDeviceError(RuntimeError):
+    """No usable microphone or speaker; the message says why and what to do."""
+
+
+def _sounddevice() -> Any:
+    try:
+        import sounddevice
+    except OSError as exc:  # the Python package is there, the PortAudio library is not
+        raise AudioDeviceError(
+            f"PortAudio is not installed ({exc}). On Debian or Ubuntu: "
+            "sudo apt-get install libportaudio2"
+        ) from None
+    except ImportError:
+        raise AudioDeviceError(
+            "sounddevice is not installed: pip install 'jarvis-assistant[voice]'"
+        ) from None
+    return sounddevice
+
+
+def _device(value: str | None) -> int | str | None:
+    """A device given on the command line: its number, or part of its name."""
+    if value is None or value == "":
+        return None
+    return int(value) if value.isdigit() else value
+
+
+def list_devices() -> list[dict[str, Any]]:
+    """Every audio device: index, name, input and output channels, and the defaults."""
+    sd = _sounddevice()
+    default_in, default_out = sd.default.device
+    return [
+        {
+            "index": index,
+            "name": info["name"],
+            "inputs": info["max_input_channels"],
+            "outputs": info["max_output_channels"],
+            "default_input": index == default_in,
+            "default_output": index == default_out,
+        }
+        for index, info in enumerate(sd.query_devices())
+    ]
+
+
+class Microphone:
+    """An `AudioSource`: 16 kHz mono frames captured in PortAudio's thread, queued."""
+
+    def __init__(self, device: str | None = None) -> None:
+        sd = _sounddevice()
+        self._frames: queue.Queue[bytes] = queue.Queue()
+        self._pending = b""
+
+        def captured(data: Any, _frames: int, _time: Any, _status: Any) -> None:
+            self._frames.put(bytes(data))
+
+        try:
+            self._stream = sd.RawInputStream(
+                samplerate=SAMPLE_RATE,
+                blocksize=FRAME_SAMPLES * 8,
+                channels=1,
+                dtype="int16",
+                device=_device(device),
+                callback=captured,
+            )
+            self._stream.start()
+        except Exception as exc:
+            raise AudioDeviceError(
+                f"cannot open the microphone {device or '(default)'}: {exc}. "
+                "See the devices with: jarvis listen --devices"
+            ) from None
+
+    def read(self) -> bytes | None:
+        while len(self._pending) < FRAME_BYTES:
+            self._pending += self._frames.get()
+        frame, self._pending = self._pending[:FRAME_BYTES], self._pending[FRAME_BYTES:]
+        return frame
+
+    def close(self) -> None:
+        self._stream.stop()
+        self._stream.close()
+
+
+class Speaker:
+    """An `AudioSink`: queued audio played by PortAudio's thread; `stop` cuts it short."""
+
+    def __init__(self, device: str | None = None, rate: int = 22_050) -> None:
+        sd = _sounddevice()
+        self.rate = rate
+        self._lock = threading.Lock()
+        self._buffer = np.zeros(0, dtype=np.int16)
+
+        def fill(out: Any, frames: int, _time: Any, _status: Any) -> None:
+            with self._lock:
+                chunk, self._buffer = self._buffer[:frames], self._buffer[frames:]
+            out[: len(chunk), 0] = chunk
+            out[len(chunk) :, 0] = 0
+
+        try:
+            self._stream = sd.OutputStream(
+                samplerate=rate, channels=1, dtype="int16", device=_device(device), callback=fill
+            )
+            self._stream.start()
+        except Exception as exc:
+            raise AudioDeviceError(
+                f"cannot open the speaker {device or '(default)'}: {exc}. "
+                "See the devices with: jarvis listen --devices"
+            ) from None
+
+    def play(self, audio: Audio) -> None:
+        samples = audio.resampled(self.rate).samples
+        with self._lock:
+            self._buffer = np.concatenate([self._buffer, samples])
+
+    def playing(self) -> bool:
+        with self._lock:
+            return len(self._buffer) > 0
+
+    def stop(self) -> None:
+        with self._lock:
+            self._buffer = np.zeros(0, dtype=np.int16)
+
+    def close(self) -> None:
+        self._stream.stop()
+        self._stream.close()

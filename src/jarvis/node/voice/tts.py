@@ -1,0 +1,27 @@
+"""Text-to-speech with Piper and the prepared `en_US-joe-medium` voice."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from jarvis.node.voice.audio import Audio
+from jarvis.node.voice.models import piper_voice_files
+
+__all__ = ["PiperTextToSpeech"]
+
+
+class PiperTextToSpeech:
+    """A `TextToSpeech` engine; each sentence is synthesized when the previous one is taken."""
+
+    def __init__(self, data_dir: Path | None = None, *, length_scale: float | None = None):
+        from piper import PiperVoice, SynthesisConfig
+
+        model, config = piper_voice_files(data_dir)
+        self._voice = PiperVoice.load(model, config)
+        self._config = SynthesisConfig(length_scale=length_scale)
+        self.sample_rate = self._voice.config.sample_rate
+
+    def synthesize(self, text: str) -> Iterator[Audio]:
+        for chunk in self._voice.synthesize(text, self._config):
+            yield Audio(chunk.audio_int16_array, chunk.sample_rate)
