@@ -28,7 +28,7 @@ def load_engines(
     wake_word: WakeWordSettings | None = None,
     whisper: WhisperSettings | None = None,
 ) -> VoiceEngines:
-    """microWakeWord, microVAD, faster-whisper and Piper, all offline.
+    """openWakeWord, microVAD, faster-whisper and Piper, all offline.
 
     Raises `jarvis.model_files.ModelMissingError` (naming `jarvis model prepare --voice`)
     when the speech models are not prepared.
@@ -36,10 +36,10 @@ def load_engines(
     from jarvis.node.voice.stt import WhisperSpeechToText
     from jarvis.node.voice.tts import PiperTextToSpeech
     from jarvis.node.voice.vad import MicroVadDetector
-    from jarvis.node.voice.wake_word import MicroWakeWordDetector
+    from jarvis.node.voice.wake_word import load_wake_word
 
     return VoiceEngines(
-        wake_word=MicroWakeWordDetector(wake_word),
+        wake_word=load_wake_word(wake_word),
         vad=MicroVadDetector(),
         stt=WhisperSpeechToText(whisper, data_dir),
         tts=PiperTextToSpeech(data_dir),

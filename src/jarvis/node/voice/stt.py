@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +16,7 @@ __all__ = ["WhisperSettings", "WhisperSpeechToText"]
 class WhisperSettings:
     language: str = "en"
     beam_size: int = 1  # greedy: the short commands gain little from a beam, and it costs time
-    threads: int = 0  # 0: one per core
+    threads: int = 0  # 0: one per core (CTranslate2's own default of 4 oversubscribes 2 cores)
     compute_type: str = "int8"
 
 
@@ -32,7 +33,7 @@ class WhisperSpeechToText:
             str(folder),
             device="cpu",
             compute_type=self.settings.compute_type,
-            cpu_threads=self.settings.threads,
+            cpu_threads=self.settings.threads or min(os.cpu_count() or 1, 8),
         )
 
     def transcribe(self, audio: Audio, hint: str | None = None) -> str:
@@ -42,7 +43,9 @@ class WhisperSpeechToText:
             audio.resampled(SAMPLE_RATE).to_float(),
             language=self.settings.language,
             beam_size=self.settings.beam_size,
-            initial_prompt=hint or None,
+            # Hot words rather than an initial prompt: a prompt of example sentences is
+            # sometimes copied into the transcript ("roll three twelve-sided dice").
+            hotwords=hint or None,
             condition_on_previous_text=False,
             without_timestamps=True,
             vad_filter=False,  # the recorder has already cut the request out

@@ -1,7 +1,7 @@
 """The words Jarvis expects to hear, taken from the registered commands themselves.
 
-Whisper reads a short text before the audio (`initial_prompt`) and prefers its words and
-spelling. Jarvis builds it from what each command declares: its name, keywords and example
+Whisper reads a short text before the audio (faster-whisper's `hotwords`) and prefers its
+words and spelling. Jarvis builds it from what each command declares: its name, keywords and example
 utterances, so a command someone else wrote is recognized as well as a built-in one.
 """
 
