@@ -29,6 +29,8 @@ __all__ = ["Ask", "Exchange", "LoopSettings", "Reply", "Responder", "VoiceLoop"]
 
 NOT_HEARD = "Sorry, I did not catch that."
 _WARM_UP_S = 1.0
+_WAKE_TAIL_S = 0.6
+_WAKE_PAUSE_S = 0.1
 FRAME_S = FRAME_SAMPLES / SAMPLE_RATE
 
 
@@ -180,7 +182,22 @@ class VoiceLoop:
                 return False
             if step[2]:
                 self._emit("wake", self.engines.wake_word.phrase)
+                self._skip_rest_of_wake_phrase()
                 return True
+
+    def _skip_rest_of_wake_phrase(self) -> None:
+        """The detector fires before the phrase is quite over ("hey jarv|is"): drop the
+        frames until a short pause, so the tail is not taken for the request (at most
+        `_WAKE_TAIL_S`, for people who run the request on without a pause)."""
+        silent = 0
+        threshold = self.settings.recorder.speech_threshold
+        for _ in range(round(_WAKE_TAIL_S / FRAME_S)):
+            step = self._next(watch_wake_word=False)
+            if step is None:
+                return
+            silent = 0 if step[1] >= threshold else silent + 1
+            if silent * FRAME_S >= _WAKE_PAUSE_S:
+                return
 
     def _record(self, *, watch_wake_word: bool) -> tuple[Recording, bool]:
         recorder = UtteranceRecorder(self.settings.recorder)
@@ -194,6 +211,7 @@ class VoiceLoop:
                 # The request starts after the wake word: drop the wake phrase itself.
                 woke = True
                 self._emit("wake", self.engines.wake_word.phrase)
+                self._skip_rest_of_wake_phrase()
                 recorder.reset()
                 continue
             recording = recorder.feed(frame, probability)
