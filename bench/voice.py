@@ -3,13 +3,16 @@
     .venv/bin/python bench/voice.py            # short run (a few minutes)
     .venv/bin/python bench/voice.py --full     # 150 commands, 1 hour of non-wake speech
     .venv/bin/python bench/voice.py --commands 40 --false-accept-minutes 10
+    .venv/bin/python bench/voice.py --center http://127.0.0.1:8000   # LLM commands too
 
 Spoken commands are texts from the built-in commands' examples and bench/corpus (lines
 with a tool; the deliberately misheard `asr_mixed` file is left out). Each is synthesized
 with two voices (Piper `en_US-joe-medium`, espeak-ng `en-us`), clean and with noise at
 10 dB SNR, preceded by "hey jarvis", and played through the real `VoiceLoop`: wake word,
-voice activity, Whisper base, the node's text path (fast path only: the center URL is a
-closed port, so nothing reaches an LLM), Piper for the answer.
+voice activity, Whisper base, the node's text path, Piper for the answer. By default only
+the fast path runs (the center URL is a closed port, so nothing reaches an LLM); with
+`--center URL` (a running `jarvis serve`, best with `rate_limit_per_minute=0`) the other
+commands go to that center and their latency is printed apart.
 
 Printed: word error rate (numbers compared as digits), the share of commands the fast
 path runs right from speech against the same texts typed, wake-word detection at three
@@ -109,14 +112,20 @@ def bench_commands(engines, node, texts, conditions, verbose: bool = False) -> d
     hint = recognition_hint(node.registry)
     responder = service_responder(node.service)
     # What the same texts do typed: the tool the fast path runs (None: it would go to the center)
-    typed = {}
+    typed, fast = {}, set()
     for text, _ in texts:
-        result = responder(text, lambda _q: None)
-        typed[text] = result.commands[0] if result.commands else None
+        result = node.service.process_voice_command(text) if _fast(node, text) else None
+        if result is None:
+            reply = responder(text, lambda _q: None)
+            typed[text] = reply.commands[0] if reply.commands else None
+        else:
+            typed[text] = result.tool_calls[0].name if result.tool_calls else None
+            fast.add(text)
     wakes = {"piper": piper_speech(engines.tts, "Hey Jarvis!"),
              "espeak": espeak_speech("Hey Jarvis!")}
     rows = {}
     latencies: list[float] = []
+    center_latencies: list[float] = []
     for voice, snr in conditions:
         errors = total = woke = right = 0
         for index, (text, expected) in enumerate(texts):
@@ -138,11 +147,19 @@ def bench_commands(engines, node, texts, conditions, verbose: bool = False) -> d
                 woke += exchanges[0].woke
                 ran = exchanges[0].reply.commands[0] if exchanges[0].reply.commands else None
                 right += typed[text] == expected and ran == expected
-                if ran is not None and "first_audio_s" in exchanges[0].timings:
-                    latencies.append(exchanges[0].timings["first_audio_s"])
+                timing = exchanges[0].timings.get("first_audio_s")
+                if ran is not None and timing is not None:
+                    local = ran == typed[text] and text in fast
+                    (latencies if local else center_latencies).append(timing)
         rows[(voice, snr)] = {"wer": errors / max(1, total), "right": right, "woke": woke}
     typed_right = sum(typed[t] == e for t, e in texts)
-    return {"rows": rows, "typed_right": typed_right, "latencies": latencies}
+    return {"rows": rows, "typed_right": typed_right, "latencies": latencies,
+            "center_latencies": center_latencies}
+
+
+def _fast(node, text: str) -> bool:
+    """True when some command's `pre_route` takes `text` (the node's fast path)."""
+    return any(command.pre_route(text) is not None for command in node.registry)
 
 
 def bench_wake_word(engines, false_accept_minutes: float, seed: int = 3) -> dict:
@@ -204,6 +221,8 @@ def main() -> int:
     parser.add_argument("--commands", type=int, default=12, help="spoken commands per voice")
     parser.add_argument("--false-accept-minutes", type=float, default=3.0)
     parser.add_argument("--verbose", action="store_true", help="print every transcript")
+    parser.add_argument("--center", help="a running center for the commands the fast path "
+                        "does not take (default: none, fast path only)")
     args = parser.parse_args()
     if args.full:
         args.commands, args.false_accept_minutes = 150, 60.0
@@ -223,7 +242,8 @@ def main() -> int:
     conditions = [("piper", None), ("piper", 10), ("espeak", None), ("espeak", 10)]
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="jarvis-voice-bench-") as tmp:
-        client = JarvisCommandCenterClient(f"http://127.0.0.1:{_closed_port()}", retries=0)
+        url = args.center or f"http://127.0.0.1:{_closed_port()}"
+        client = JarvisCommandCenterClient(url, retries=0 if not args.center else 2)
         with open_node(NodeSettings(data_dir=Path(tmp), timezone="Europe/Paris"),
                        client=client) as node:
             texts = commands_to_say(node.registry, args.commands)
@@ -247,11 +267,17 @@ def main() -> int:
     for label, rows in (("clean", clean), ("noisy", noisy)):
         right = statistics.mean(r["right"] for r in rows)
         share = right / typed if typed else 0.0
+        where = "" if args.center else " on the fast path"
         print(f"right command from speech ({label}): {right:.1f} of the {typed} the typed "
-              f"text runs right on the fast path ({share:.0%})")
+              f"text runs right{where} ({share:.0%})")
     lat = spoken["latencies"]
     print(f"end of speech -> first reply audio, fast path: p50 {_percentile(lat, 0.5):.2f} s,"
           f" p90 {_percentile(lat, 0.9):.2f} s ({len(lat)} exchanges)")
+    lat = spoken["center_latencies"]
+    if args.center and lat:
+        print(f"end of speech -> first reply audio, through the center: p50 "
+              f"{_percentile(lat, 0.5):.2f} s, p90 {_percentile(lat, 0.9):.2f} s "
+              f"({len(lat)} exchanges)")
     total = wake["phrases"]
     hours = wake["negative_s"] / 3600
     for engine in ("openwakeword", "microwakeword"):
