@@ -80,10 +80,12 @@ def listen(
         LoopSettings,
         RecorderSettings,
         VoiceLoop,
+        load_engines,
         recognition_hint,
         service_responder,
     )
     from jarvis.node.voice.devices import AudioDeviceError, Microphone, Speaker
+    from jarvis.node.voice.wake_word import WakeWordSettings
 
     if out is not None and wav is None:
         fail("--out goes with --wav (the answer to a file request)")
@@ -91,10 +93,21 @@ def listen(
     if wav is not None:
         _listen_file(wav, out, sensitivity, recorder, center)
         return
-    engines = _engines(sensitivity)
+    # Devices first: a missing microphone is reported before seconds of model loading.
     try:
-        source, sink = Microphone(input_device), Speaker(output_device)
+        source = Microphone(input_device)
     except AudioDeviceError as exc:
+        fail(str(exc))
+    try:
+        sink = Speaker(output_device)
+    except AudioDeviceError as exc:
+        source.close()
+        fail(str(exc))
+    try:
+        engines = load_engines(wake_word=WakeWordSettings(sensitivity=sensitivity))
+    except (ModelStoreError, ValueError) as exc:
+        source.close()
+        sink.close()
         fail(str(exc))
     with running_node(center) as node:
         loop = VoiceLoop(

@@ -148,3 +148,18 @@ def test_a_missing_model_names_the_command_that_prepares_it(data_dir: Path) -> N
     result = CliRunner().invoke(app, ["say", "Hello", "--out", "x.wav"])
     assert result.exit_code == 1
     assert "jarvis model prepare --voice" in result.output
+
+
+def test_a_silent_file_is_a_clear_error(
+    voice_data_dir: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    (data_dir / "models").symlink_to(voice_data_dir / "models")
+    wav = write_wav(tmp_path / "quiet.wav", Audio.silence(3.0))
+    result = CliRunner().invoke(app, ["listen", "--wav", str(wav)])
+    assert result.exit_code == 1 and "no speech found" in result.output
+
+
+def test_a_microphone_that_is_not_there_is_a_clear_error(data_dir: Path) -> None:
+    result = CliRunner().invoke(app, ["listen", "--input-device", "9999"])
+    assert result.exit_code == 1
+    assert "jarvis listen --devices" in result.output or "libportaudio2" in result.output
