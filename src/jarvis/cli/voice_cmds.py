@@ -14,22 +14,36 @@ from jarvis.model_files import ModelStoreError
 from jarvis.node.scheduler import Scheduler
 
 if TYPE_CHECKING:
-    from jarvis.node.voice import RecorderSettings, VoiceEngines
+    from jarvis.node.voice import Audio, RecorderSettings, VoiceEngines
 
 # The voice libraries (numpy, faster-whisper, piper, PortAudio) load only when a voice
 # command runs, so `jarvis chat` works without the `voice` extra.
 
+SttUriOption = Annotated[
+    str | None,
+    typer.Option("--stt-uri", envvar="JARVIS_WYOMING_STT",
+                 help="A Wyoming speech-to-text server (tcp://host:10300) instead of Whisper."),
+]
+TtsUriOption = Annotated[
+    str | None,
+    typer.Option("--tts-uri", envvar="JARVIS_WYOMING_TTS",
+                 help="A Wyoming text-to-speech server (tcp://host:10200) instead of Piper."),
+]
 DeviceOption = Annotated[
     str | None, typer.Option(help="Device number or part of its name (see --devices).")
 ]
 
 
-def _engines(sensitivity: float) -> VoiceEngines:
+def _engines(sensitivity: float, stt_uri: str | None, tts_uri: str | None) -> VoiceEngines:
     from jarvis.node.voice import load_engines
+    from jarvis.node.voice.engines import EngineSettings
     from jarvis.node.voice.wake_word import WakeWordSettings
 
     try:
-        return load_engines(wake_word=WakeWordSettings(sensitivity=sensitivity))
+        settings = EngineSettings.from_env(
+            wake_word=WakeWordSettings(sensitivity=sensitivity), stt_uri=stt_uri, tts_uri=tts_uri
+        )
+        return load_engines(settings=settings)
     except (ModelStoreError, ValueError) as exc:
         fail(str(exc))
 
@@ -66,6 +80,8 @@ def listen(
         float, typer.Option(help="Wake word sensitivity, 0..1 (higher hears it more readily).")
     ] = 0.5,
     max_seconds: Annotated[float, typer.Option(help="Longest request, in seconds.")] = 15.0,
+    stt_uri: SttUriOption = None,
+    tts_uri: TtsUriOption = None,
     center: CenterOption = None,
 ) -> None:
     """Say "hey jarvis", then your request: Jarvis answers aloud (Ctrl-C stops).
@@ -80,18 +96,18 @@ def listen(
         LoopSettings,
         RecorderSettings,
         VoiceLoop,
-        load_engines,
         recognition_hint,
         service_responder,
     )
     from jarvis.node.voice.devices import AudioDeviceError, Microphone, Speaker
-    from jarvis.node.voice.wake_word import WakeWordSettings
+    from jarvis.node.voice.wyoming import WyomingError
 
     if out is not None and wav is None:
         fail("--out goes with --wav (the answer to a file request)")
     recorder = RecorderSettings(max_seconds=max_seconds)
     if wav is not None:
-        _listen_file(wav, out, sensitivity, recorder, center)
+        audio = _read_request(wav)  # a bad file is refused before the models load
+        _listen_file(wav, audio, out, _engines(sensitivity, stt_uri, tts_uri), recorder, center)
         return
     # Devices first: a missing microphone is reported before seconds of model loading.
     try:
@@ -104,11 +120,11 @@ def listen(
         source.close()
         fail(str(exc))
     try:
-        engines = load_engines(wake_word=WakeWordSettings(sensitivity=sensitivity))
-    except (ModelStoreError, ValueError) as exc:
+        engines = _engines(sensitivity, stt_uri, tts_uri)
+    except typer.Exit:
         source.close()
         sink.close()
-        fail(str(exc))
+        raise
     with running_node(center) as node:
         loop = VoiceLoop(
             engines, source, sink, service_responder(node.service),
@@ -121,32 +137,36 @@ def listen(
                 loop.run()
         except KeyboardInterrupt:
             pass
+        except WyomingError as exc:
+            fail(str(exc))
         finally:
             source.close()
             sink.close()
 
 
+def _read_request(wav: Path) -> Audio:
+    from jarvis.node.voice import AudioFormatError, read_wav
+
+    try:
+        return read_wav(wav)
+    except AudioFormatError as exc:
+        fail(str(exc))
+
+
 def _listen_file(
-    wav: Path, out: Path | None, sensitivity: float, recorder: RecorderSettings,
-    center: str | None,
+    wav: Path, audio: Audio, out: Path | None, engines: VoiceEngines,
+    recorder: RecorderSettings, center: str | None,
 ) -> None:
     from jarvis.node.voice import (
         ArraySource,
-        AudioFormatError,
         CollectingSink,
         LoopSettings,
         VoiceLoop,
-        read_wav,
         recognition_hint,
         service_responder,
         write_wav,
     )
-
-    try:
-        audio = read_wav(wav)
-    except AudioFormatError as exc:
-        fail(str(exc))
-    engines = _engines(sensitivity)
+    from jarvis.node.voice.wyoming import WyomingError
     sink = CollectingSink()
     with running_node(center) as node:
         loop = VoiceLoop(
@@ -154,7 +174,10 @@ def _listen_file(
             settings=LoopSettings(recorder=recorder, wake_word="optional", earcon=False),
             hint=recognition_hint(node.registry), on_event=_show,
         )
-        exchanges = loop.run(max_exchanges=1)
+        try:
+            exchanges = loop.run(max_exchanges=1)
+        except WyomingError as exc:
+            fail(str(exc))
     if not exchanges:
         fail(f"no speech found in {wav}")
     if out is not None:
@@ -168,19 +191,22 @@ def say(
         Path | None, typer.Option("--out", help="Write a WAV file instead of playing it.")
     ] = None,
     output_device: DeviceOption = None,
+    tts_uri: TtsUriOption = None,
 ) -> None:
     """Speak text with Jarvis's voice, on the speaker or into a WAV file."""
-    from jarvis.node.voice import CollectingSink, write_wav
+    from jarvis.node.voice import CollectingSink, TextToSpeech, write_wav
     from jarvis.node.voice.devices import AudioDeviceError, Speaker
     from jarvis.node.voice.tts import PiperTextToSpeech
+    from jarvis.node.voice.wyoming import WyomingError, WyomingTextToSpeech
 
     if not text.strip():
         fail("nothing to say")
+    tts: TextToSpeech
     try:
-        tts = PiperTextToSpeech()
-    except ModelStoreError as exc:
+        tts = WyomingTextToSpeech(tts_uri) if tts_uri else PiperTextToSpeech()
+        pieces = list(tts.synthesize(text))
+    except (ModelStoreError, WyomingError) as exc:
         fail(str(exc))
-    pieces = list(tts.synthesize(text))
     sink = CollectingSink()
     for piece in pieces:
         sink.play(piece)
@@ -189,7 +215,7 @@ def say(
         console.print(f"Wrote {escape(str(out))} ({sink.audio().duration:.1f} s)")
         return
     try:
-        speaker = Speaker(output_device, rate=tts.sample_rate)
+        speaker = Speaker(output_device, rate=pieces[0].rate if pieces else 22_050)
     except AudioDeviceError as exc:
         fail(str(exc))
     speaker.play(sink.audio())

@@ -1,15 +1,16 @@
-"""The four engines the voice loop needs, and the in-process defaults."""
+"""The four engines the voice loop needs, and how the defaults are chosen."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from jarvis.node.voice.interfaces import SpeechToText, TextToSpeech, VoiceActivity, WakeWord
 from jarvis.node.voice.stt import WhisperSettings
 from jarvis.node.voice.wake_word import WakeWordSettings
 
-__all__ = ["VoiceEngines", "load_engines"]
+__all__ = ["EngineSettings", "VoiceEngines", "load_engines"]
 
 
 @dataclass
@@ -22,25 +23,60 @@ class VoiceEngines:
     tts: TextToSpeech
 
 
+@dataclass(frozen=True)
+class EngineSettings:
+    """Which engines to load: in-process by default, Wyoming servers where a URI is given."""
+
+    wake_word: WakeWordSettings = field(default_factory=WakeWordSettings)
+    whisper: WhisperSettings = field(default_factory=WhisperSettings)
+    stt_uri: str | None = None  # e.g. tcp://bigbox:10300 (wyoming-faster-whisper)
+    tts_uri: str | None = None  # e.g. tcp://bigbox:10200 (wyoming-piper)
+    tts_voice: str | None = None  # a voice the TTS server knows (its default otherwise)
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> EngineSettings:
+        """`JARVIS_WYOMING_STT`, `JARVIS_WYOMING_TTS` and `JARVIS_WYOMING_VOICE`, then
+        `overrides` (the command line) where given."""
+        values: dict[str, object] = {
+            "stt_uri": os.environ.get("JARVIS_WYOMING_STT") or None,
+            "tts_uri": os.environ.get("JARVIS_WYOMING_TTS") or None,
+            "tts_voice": os.environ.get("JARVIS_WYOMING_VOICE") or None,
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)  # type: ignore[arg-type]
+
+
 def load_engines(
-    data_dir: Path | None = None,
-    *,
-    wake_word: WakeWordSettings | None = None,
-    whisper: WhisperSettings | None = None,
+    data_dir: Path | None = None, settings: EngineSettings | None = None
 ) -> VoiceEngines:
-    """openWakeWord, microVAD, faster-whisper and Piper, all offline.
+    """openWakeWord and microVAD in-process; faster-whisper and Piper in-process, or the
+    Wyoming servers `settings` names.
 
     Raises `jarvis.model_files.ModelMissingError` (naming `jarvis model prepare --voice`)
-    when the speech models are not prepared.
+    when an in-process engine's model is not prepared.
     """
-    from jarvis.node.voice.stt import WhisperSpeechToText
-    from jarvis.node.voice.tts import PiperTextToSpeech
     from jarvis.node.voice.vad import MicroVadDetector
     from jarvis.node.voice.wake_word import load_wake_word
 
+    settings = settings or EngineSettings()
+    stt: SpeechToText
+    tts: TextToSpeech
+    if settings.stt_uri:
+        from jarvis.node.voice.wyoming import WyomingSpeechToText
+
+        stt = WyomingSpeechToText(settings.stt_uri, language=settings.whisper.language)
+    else:
+        from jarvis.node.voice.stt import WhisperSpeechToText
+
+        stt = WhisperSpeechToText(settings.whisper, data_dir)
+    if settings.tts_uri:
+        from jarvis.node.voice.wyoming import WyomingTextToSpeech
+
+        tts = WyomingTextToSpeech(settings.tts_uri, voice=settings.tts_voice)
+    else:
+        from jarvis.node.voice.tts import PiperTextToSpeech
+
+        tts = PiperTextToSpeech(data_dir)
     return VoiceEngines(
-        wake_word=load_wake_word(wake_word),
-        vad=MicroVadDetector(),
-        stt=WhisperSpeechToText(whisper, data_dir),
-        tts=PiperTextToSpeech(data_dir),
+        wake_word=load_wake_word(settings.wake_word), vad=MicroVadDetector(), stt=stt, tts=tts
     )
