@@ -29,22 +29,31 @@ TtsUriOption = Annotated[
     typer.Option("--tts-uri", envvar="JARVIS_WYOMING_TTS",
                  help="A Wyoming text-to-speech server (tcp://host:10200) instead of Piper."),
 ]
+WakeUriOption = Annotated[
+    str | None,
+    typer.Option("--wake-uri", envvar="JARVIS_WYOMING_WAKE",
+                 help="A Wyoming wake word server (tcp://host:10400) instead of openWakeWord."),
+]
 DeviceOption = Annotated[
     str | None, typer.Option(help="Device number or part of its name (see --devices).")
 ]
 
 
-def _engines(sensitivity: float, stt_uri: str | None, tts_uri: str | None) -> VoiceEngines:
+def _engines(
+    sensitivity: float, stt_uri: str | None, tts_uri: str | None, wake_uri: str | None
+) -> VoiceEngines:
     from jarvis.node.voice import load_engines
     from jarvis.node.voice.engines import EngineSettings
     from jarvis.node.voice.wake_word import WakeWordSettings
+    from jarvis.node.voice.wyoming import WyomingError
 
     try:
         settings = EngineSettings.from_env(
-            wake_word=WakeWordSettings(sensitivity=sensitivity), stt_uri=stt_uri, tts_uri=tts_uri
+            wake_word=WakeWordSettings(sensitivity=sensitivity),
+            stt_uri=stt_uri, tts_uri=tts_uri, wake_uri=wake_uri,
         )
         return load_engines(settings=settings)
-    except (ModelStoreError, ValueError) as exc:
+    except (ModelStoreError, ValueError, WyomingError) as exc:
         fail(str(exc))
 
 
@@ -82,6 +91,7 @@ def listen(
     max_seconds: Annotated[float, typer.Option(help="Longest request, in seconds.")] = 15.0,
     stt_uri: SttUriOption = None,
     tts_uri: TtsUriOption = None,
+    wake_uri: WakeUriOption = None,
     center: CenterOption = None,
 ) -> None:
     """Say "hey jarvis", then your request: Jarvis answers aloud (Ctrl-C stops).
@@ -107,7 +117,8 @@ def listen(
     recorder = RecorderSettings(max_seconds=max_seconds)
     if wav is not None:
         audio = _read_request(wav)  # a bad file is refused before the models load
-        _listen_file(wav, audio, out, _engines(sensitivity, stt_uri, tts_uri), recorder, center)
+        engines = _engines(sensitivity, stt_uri, tts_uri, wake_uri)
+        _listen_file(wav, audio, out, engines, recorder, center)
         return
     # Devices first: a missing microphone is reported before seconds of model loading.
     try:
@@ -120,7 +131,7 @@ def listen(
         source.close()
         fail(str(exc))
     try:
-        engines = _engines(sensitivity, stt_uri, tts_uri)
+        engines = _engines(sensitivity, stt_uri, tts_uri, wake_uri)
     except typer.Exit:
         source.close()
         sink.close()

@@ -43,6 +43,14 @@ def engines(voice_data_dir: Path):
 
 
 @pytest.fixture(scope="session")
+def speaker(voice_data_dir: Path):
+    """Piper without its random noise: the same text gives the same request every run."""
+    from jarvis.node.voice.tts import PiperSettings, PiperTextToSpeech
+
+    return PiperTextToSpeech(voice_data_dir, PiperSettings(noise_scale=0.0, noise_w_scale=0.0))
+
+
+@pytest.fixture(scope="session")
 def espeak() -> None:
     from voice_speech import espeak_available
 

@@ -42,8 +42,8 @@ CASES = {
 }
 
 
-def _speech(engines, voice: str, text: str) -> Audio:
-    return piper_speech(engines.tts, text) if voice == "piper" else espeak_speech(text)
+def _speech(speaker, voice: str, text: str) -> Audio:
+    return piper_speech(speaker, text) if voice == "piper" else espeak_speech(text)
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +54,8 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Node]:
 
 
 @pytest.fixture(scope="module")
-def wake_phrases(engines, espeak) -> dict[str, Audio]:
-    return {"piper": piper_speech(engines.tts, "Hey Jarvis!"),
+def wake_phrases(speaker, espeak) -> dict[str, Audio]:
+    return {"piper": piper_speech(speaker, "Hey Jarvis!"),
             "espeak": espeak_speech("Hey Jarvis!")}
 
 
@@ -73,9 +73,11 @@ def _words(text: str) -> set[str]:
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_a_spoken_request_runs_the_right_command(engines, node, wake_phrases, case) -> None:
+def test_a_spoken_request_runs_the_right_command(
+    engines, speaker, node, wake_phrases, case
+) -> None:
     voice, noisy, words, command, answer = CASES[case]
-    audio = request(wake_phrases[voice], _speech(engines, voice, words))
+    audio = request(wake_phrases[voice], _speech(speaker, voice, words))
     if noisy:
         audio = with_noise(audio, snr_db=10, seed=len(words))
 
@@ -93,12 +95,12 @@ def test_a_spoken_request_runs_the_right_command(engines, node, wake_phrases, ca
     assert spoken.duration > 0.5 and spoken.rms() > 0.02  # the earcon and a spoken answer
 
 
-def test_speech_without_the_wake_word_is_not_answered(engines, node, espeak) -> None:
+def test_speech_without_the_wake_word_is_not_answered(engines, speaker, node, espeak) -> None:
     sentences = ["What a lovely day it is in the garden.",
                  "Jars of jam are in the cupboard, Harvey.",
                  "I will call you tomorrow about the meeting."]
     audio = Audio.join([request(None, espeak_speech(s)) for s in sentences]
-                       + [request(None, piper_speech(engines.tts, s)) for s in sentences])
+                       + [request(None, piper_speech(speaker, s)) for s in sentences])
     exchanges, _ = _exchange(engines, node, audio)
     assert exchanges == []
 
@@ -113,12 +115,12 @@ def test_the_wake_word_is_heard_far_and_near(engines, wake_phrases, gain_db) -> 
 
 
 def test_jarvis_listen_answers_a_wav_file_into_a_wav_file(
-    engines, wake_phrases, voice_data_dir: Path, data_dir: Path, tmp_path: Path
+    speaker, wake_phrases, voice_data_dir: Path, data_dir: Path, tmp_path: Path
 ) -> None:
     (data_dir / "models").symlink_to(voice_data_dir / "models")
     wav, out = tmp_path / "request.wav", tmp_path / "reply.wav"
     write_wav(wav, request(wake_phrases["piper"],
-                           piper_speech(engines.tts, "What is eight plus five?")))
+                           piper_speech(speaker, "What is eight plus five?")))
 
     result = CliRunner().invoke(app, ["listen", "--wav", str(wav), "--out", str(out)])
 

@@ -32,12 +32,14 @@ class EngineSettings:
     stt_uri: str | None = None  # e.g. tcp://bigbox:10300 (wyoming-faster-whisper)
     tts_uri: str | None = None  # e.g. tcp://bigbox:10200 (wyoming-piper)
     tts_voice: str | None = None  # a voice the TTS server knows (its default otherwise)
+    wake_uri: str | None = None  # e.g. tcp://bigbox:10400 (wyoming-openwakeword)
 
     @classmethod
     def from_env(cls, **overrides: object) -> EngineSettings:
-        """`JARVIS_WYOMING_STT`, `JARVIS_WYOMING_TTS` and `JARVIS_WYOMING_VOICE`, then
-        `overrides` (the command line) where given."""
+        """`JARVIS_WYOMING_STT`, `_TTS`, `_VOICE` and `_WAKE`, then `overrides` (the command
+        line) where given."""
         values: dict[str, object] = {
+            "wake_uri": os.environ.get("JARVIS_WYOMING_WAKE") or None,
             "stt_uri": os.environ.get("JARVIS_WYOMING_STT") or None,
             "tts_uri": os.environ.get("JARVIS_WYOMING_TTS") or None,
             "tts_voice": os.environ.get("JARVIS_WYOMING_VOICE") or None,
@@ -49,8 +51,8 @@ class EngineSettings:
 def load_engines(
     data_dir: Path | None = None, settings: EngineSettings | None = None
 ) -> VoiceEngines:
-    """openWakeWord and microVAD in-process; faster-whisper and Piper in-process, or the
-    Wyoming servers `settings` names.
+    """openWakeWord, microVAD, faster-whisper and Piper in-process, or the Wyoming servers
+    `settings` names (voice activity is always in-process).
 
     Raises `jarvis.model_files.ModelMissingError` (naming `jarvis model prepare --voice`)
     when an in-process engine's model is not prepared.
@@ -77,6 +79,11 @@ def load_engines(
         from jarvis.node.voice.tts import PiperTextToSpeech
 
         tts = PiperTextToSpeech(data_dir)
-    return VoiceEngines(
-        wake_word=load_wake_word(settings.wake_word), vad=MicroVadDetector(), stt=stt, tts=tts
-    )
+    wake_word: WakeWord
+    if settings.wake_uri:
+        from jarvis.node.voice.wyoming import WyomingWakeWord
+
+        wake_word = WyomingWakeWord(settings.wake_uri, model=settings.wake_word.model)
+    else:
+        wake_word = load_wake_word(settings.wake_word)
+    return VoiceEngines(wake_word=wake_word, vad=MicroVadDetector(), stt=stt, tts=tts)

@@ -5,18 +5,23 @@ server such as `wyoming-faster-whisper`; `WyomingTextToSpeech("tcp://host:10200"
 text-to-speech server such as `wyoming-piper` for the answer, one sentence at a time so
 playback starts early. Each call opens one connection; a server that cannot be reached
 or does not answer in time raises `WyomingError` with its URI.
+
+`WyomingWakeWord("tcp://host:10400")` streams every frame to a wake word server such as
+`wyoming-openwakeword` over one long connection, kept by a background thread; a
+`Detection` from the server makes the next `process` call return True.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 from jarvis.node.voice.audio import SAMPLE_RATE, Audio
 
-__all__ = ["WyomingError", "WyomingSpeechToText", "WyomingTextToSpeech"]
+__all__ = ["WyomingError", "WyomingSpeechToText", "WyomingTextToSpeech", "WyomingWakeWord"]
 
 _CHUNK_SAMPLES = 1024
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -116,3 +121,82 @@ def _to_audio(data: bytes, rate: int, width: int, channels: int, uri: str) -> Au
         samples = samples[: len(samples) // channels * channels].reshape(-1, channels)
         samples = samples.mean(axis=1).astype(np.int16)
     return Audio(samples.astype(np.int16), rate)
+
+
+class WyomingWakeWord:
+    """A `WakeWord` engine on a Wyoming wake word server (`model`: the name it detects)."""
+
+    def __init__(self, uri: str, *, model: str = "hey_jarvis", timeout: float = 10.0) -> None:
+        from wyoming.client import AsyncClient
+
+        self.uri, self.model, self.phrase = uri, model, model.replace("_", " ")
+        self._client = AsyncClient.from_uri(uri)
+        self._loop = asyncio.new_event_loop()
+        self._frames: asyncio.Queue[bytes | None] | None = None
+        self._detected = threading.Event()
+        self._failure: str | None = None
+        ready = threading.Event()
+        self._thread = threading.Thread(
+            target=self._serve, args=(ready,), name="wyoming-wake-word", daemon=True
+        )
+        self._thread.start()
+        if not ready.wait(timeout) or self._failure:
+            self.close()
+            raise WyomingError(self._failure or f"the Wyoming server at {uri} did not answer")
+
+    def process(self, frame: bytes) -> bool:
+        if self._failure:
+            raise WyomingError(self._failure)
+        assert self._frames is not None
+        self._loop.call_soon_threadsafe(self._frames.put_nowait, frame)
+        if self._detected.is_set():
+            self._detected.clear()
+            return True
+        return False
+
+    def reset(self) -> None:
+        self._detected.clear()
+
+    def close(self) -> None:
+        if self._frames is not None and self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._frames.put_nowait, None)
+        self._thread.join(timeout=5)
+
+    def _serve(self, ready: threading.Event) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_until_complete(self._stream(ready))
+        except OSError as exc:
+            self._failure = f"cannot reach the Wyoming server at {self.uri}: {exc}"
+        except Exception as exc:  # reported to the caller by the next process()
+            self._failure = f"the Wyoming server at {self.uri} failed: {exc}"
+        finally:
+            ready.set()
+            self._loop.close()
+
+    async def _stream(self, ready: threading.Event) -> None:
+        from wyoming.audio import AudioChunk, AudioStart, AudioStop
+        from wyoming.wake import Detect, Detection
+
+        self._frames = asyncio.Queue()
+        async with self._client as client:
+            await client.write_event(Detect(names=[self.model]).event())
+            await client.write_event(AudioStart(rate=SAMPLE_RATE, width=2, channels=1).event())
+            ready.set()
+
+            async def listen() -> None:
+                while (event := await client.read_event()) is not None:
+                    if Detection.is_type(event.type):
+                        self._detected.set()
+                raise ConnectionError("the server closed the connection")
+
+            listener = asyncio.create_task(listen())
+            try:
+                while (frame := await self._frames.get()) is not None:
+                    if listener.done():
+                        listener.result()
+                    chunk = AudioChunk(rate=SAMPLE_RATE, width=2, channels=1, audio=frame)
+                    await client.write_event(chunk.event())
+                await client.write_event(AudioStop().event())
+            finally:
+                listener.cancel()
