@@ -99,7 +99,7 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
 
 
-def bench_commands(engines, node, texts, conditions, verbose: bool = False) -> dict:
+def bench_commands(engines, node, texts, conditions, verbose=False, use_hint=True) -> dict:
     from jarvis.node.voice import (
         ArraySource,
         CollectingSink,
@@ -109,7 +109,7 @@ def bench_commands(engines, node, texts, conditions, verbose: bool = False) -> d
         service_responder,
     )
 
-    hint = recognition_hint(node.registry)
+    hint = recognition_hint(node.registry) if use_hint else None
     responder = service_responder(node.service)
     # What the same texts do typed: the tool the fast path runs (None: it would go to the center)
     typed, fast = {}, set()
@@ -221,6 +221,10 @@ def main() -> int:
     parser.add_argument("--commands", type=int, default=12, help="spoken commands per voice")
     parser.add_argument("--false-accept-minutes", type=float, default=3.0)
     parser.add_argument("--verbose", action="store_true", help="print every transcript")
+    parser.add_argument("--no-hint", action="store_true",
+                        help="recognize without the commands' words as hot words")
+    parser.add_argument("--full-window", action="store_true",
+                        help="Whisper's usual 30-second window for every request")
     parser.add_argument("--center", help="a running center for the commands the fast path "
                         "does not take (default: none, fast path only)")
     args = parser.parse_args()
@@ -233,9 +237,12 @@ def main() -> int:
     from jarvis.model_files import ModelStoreError
     from jarvis.node import JarvisCommandCenterClient, NodeSettings, open_node
     from jarvis.node.voice import load_engines
+    from jarvis.node.voice.engines import EngineSettings
+    from jarvis.node.voice.stt import WhisperSettings
 
     try:
-        engines = load_engines()
+        whisper = WhisperSettings(short_window=not args.full_window)
+        engines = load_engines(settings=EngineSettings(whisper=whisper))
     except ModelStoreError as exc:
         print(exc, file=sys.stderr)
         return 1
@@ -247,14 +254,16 @@ def main() -> int:
         with open_node(NodeSettings(data_dir=Path(tmp), timezone="Europe/Paris"),
                        client=client) as node:
             texts = commands_to_say(node.registry, args.commands)
-            spoken = bench_commands(engines, node, texts, conditions, args.verbose)
+            spoken = bench_commands(engines, node, texts, conditions, args.verbose,
+                                    not args.no_hint)
     wake = bench_wake_word(engines, args.false_accept_minutes)
     rss = listening_rss()
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     n = len(texts)
     print(f"voice bench: {n} commands x 2 voices x (clean, 10 dB SNR), {os.cpu_count()} cores,"
-          f" {time.perf_counter() - started:.0f} s")
+          f" {time.perf_counter() - started:.0f} s; hot words {'off' if args.no_hint else 'on'},"
+          f" Whisper window {'30 s' if args.full_window else 'short'}")
     print(f"{'condition':<16} {'WER':>6} {'woke':>6} {'right cmd':>10}")
     for (voice, snr), row in spoken["rows"].items():
         label = f"{voice} {'clean' if snr is None else f'{snr} dB'}"

@@ -165,3 +165,15 @@ def test_a_microphone_that_is_not_there_is_a_clear_error(data_dir: Path) -> None
     result = CliRunner().invoke(app, ["listen", "--input-device", "9999"])
     assert result.exit_code == 1
     assert "jarvis listen --devices" in result.output or "libportaudio2" in result.output
+
+
+def test_the_short_window_hears_what_the_full_window_hears(
+    engines, speaker, voice_data_dir: Path
+) -> None:
+    from jarvis.node.voice.stt import WhisperSettings, WhisperSpeechToText
+
+    full = WhisperSpeechToText(WhisperSettings(short_window=False), voice_data_dir)
+    for text in ("Set a timer for five minutes.", "Add milk to my shopping list."):
+        audio = piper_speech(speaker, text)
+        short_heard = _words(engines.stt.transcribe(audio))
+        assert short_heard == _words(full.transcribe(audio)) == _words(text)
