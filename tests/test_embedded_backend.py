@@ -33,6 +33,7 @@ from jarvis.center.llm.embedded.backend import (  # noqa: E402
     _not_to_copy,
     _sentences,
     _speakable,
+    with_no_tool,
 )
 from jarvis.center.llm.embedded.decoder import json_value_end  # noqa: E402
 from jarvis.center.llm.embedded.options import EmbeddedOptions  # noqa: E402
@@ -357,9 +358,9 @@ def test_a_spoken_answer_is_kept_short(backend: EmbeddedBackend,
     assert len(reply.content.split()) <= 12
 
 
-@pytest.mark.model
-def test_tools_disabled_gives_free_text(backend: EmbeddedBackend) -> None:
-    messages = [
+def _timer_set(result: str) -> list[dict[str, Any]]:
+    """A conversation whose timer call came back with `result`: the answer is words."""
+    return [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": "Set a timer for 5 minutes"},
         {
@@ -373,12 +374,32 @@ def test_tools_disabled_gives_free_text(backend: EmbeddedBackend) -> None:
                 }
             ],
         },
-        {"role": "tool", "tool_call_id": "call_1", "content": '{"ok": true}'},
+        {"role": "tool", "tool_call_id": "call_1", "content": result},
     ]
+
+
+@pytest.mark.model
+def test_tools_disabled_gives_free_text(backend: EmbeddedBackend) -> None:
     reply = backend.complete(
-        LLMRequest(messages=messages, tools=TOOLS, tools_disabled=True, max_tokens=30)
+        LLMRequest(messages=_timer_set('{"ok": true}'), tools=TOOLS, tools_disabled=True,
+                   max_tokens=30)
     )
     assert reply.tool_calls == [] and reply.content
+
+
+@pytest.mark.model
+def test_text_is_streamed_as_it_is_written(backend: EmbeddedBackend) -> None:
+    pieces: list[str] = []
+    result = '{"ok": true, "ends_at": "10:05", "label": "tea"}'
+    reply = backend.stream(LLMRequest(messages=_timer_set(result), tools=TOOLS,
+                                      tools_disabled=True, max_tokens=40), pieces.append)
+    assert reply.content and "".join(pieces) == reply.content
+    assert len([p for p in pieces if p]) > 1  # token by token, not whole at the end
+    # An answer in place of a call may still be rewritten: it is never handed on early.
+    pieces.clear()
+    hello = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "hello"}]
+    backend.stream(LLMRequest(messages=hello, tools=TOOLS, max_tokens=20), pieces.append)
+    assert pieces == []
 
 
 @pytest.mark.model
@@ -637,3 +658,21 @@ def test_an_optional_number_nobody_said_is_never_opened(
     assert "dropped_arguments" not in reply.usage  # never written, so nothing to drop
     reply = backend.complete(_said("set the kitchen light to 40", SYSTEM, [LIGHT]))
     assert json.loads(reply.tool_calls[0].arguments)["brightness"] == 40
+
+
+def test_a_prompt_that_nearly_fills_the_context_still_leaves_room_for_the_call(
+        backend: EmbeddedBackend) -> None:
+    # The tools as JSON fit a context 20 tokens larger than the prompt, but no call would
+    # fit after them: the tools are written as signatures instead, and the call completes.
+    request = _request("remind me to call the plumber about the leaking kitchen sink",
+                       tools=[*TOOLS, REMINDER])
+    shown = with_no_tool(request.tools)  # as the request will be read: `say` offered too
+    full, _ = backend._on_model_thread(backend._prompt_tokens, request.messages, shown)
+    tight = EmbeddedBackend(_model_path(), EmbeddedOptions(n_ctx=len(full) + 20,
+                                                           prompt_cache_dir=None))
+    try:
+        reply = tight.complete(request)
+    finally:
+        tight.close()
+    assert [call.name for call in reply.tool_calls] == ["reminder"]
+    assert "plumber" in json.loads(reply.tool_calls[0].arguments)["text"]

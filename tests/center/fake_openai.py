@@ -2,7 +2,9 @@
 
 Each incoming request takes the next planned behaviour: a completion (text or tool
 calls), an HTTP status with a body, raw bytes, a delay longer than the client waits, or a
-completion dripped one byte at a time (its headers, or its body after prompt headers).
+completion dripped one byte at a time (its headers, or its body after prompt headers), or a
+streamed completion (`"stream": true`) sent piece by piece, holding its last piece back
+until the test releases it.
 """
 
 from __future__ import annotations
@@ -32,13 +34,23 @@ def completion(content: str | None = None,
     }
 
 
+def chunk(content: str) -> bytes:
+    """One server-sent event of a streamed completion, carrying `content`."""
+    data = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "fake",
+            "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": None}]}
+    return f"data: {json.dumps(data)}\n\n".encode()
+
+
 class FakeOpenAI:
     """Plans: ("json", body) | ("status", code, text) | ("raw", bytes) | ("sleep", seconds)
-    | ("drip", seconds_per_byte, "headers" or "body")."""
+    | ("drip", seconds_per_byte, "headers" or "body") | ("stream", [pieces]): all pieces
+    but the last at once, the last once `release` is set (`last_sent` is set after it)."""
 
     def __init__(self) -> None:
         self.plan: deque[tuple[Any, ...]] = deque()
         self.stopped = threading.Event()
+        self.release = threading.Event()
+        self.last_sent = threading.Event()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         fake = self
@@ -58,7 +70,9 @@ class FakeOpenAI:
                     time.sleep(step[1])
                     step = ("json", completion("too late"))
                     kind = "json"
-                if kind == "drip":
+                if kind == "stream":
+                    self._stream(step[1])
+                elif kind == "drip":
                     self._drip(step[1], step[2])
                 elif kind == "json":
                     self._send(200, json.dumps(step[1]).encode(), "application/json")
@@ -83,6 +97,22 @@ class FakeOpenAI:
                         self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up, as it should
+                self.close_connection = True
+
+            def _stream(self, pieces: list[str]) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                try:
+                    for piece in pieces[:-1]:
+                        self.wfile.write(chunk(piece))
+                        self.wfile.flush()
+                    fake.release.wait(10)
+                    self.wfile.write(chunk(pieces[-1]) + b"data: [DONE]\n\n")
+                    self.wfile.flush()
+                    fake.last_sent.set()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
                 self.close_connection = True
 
             def _send(self, code: int, data: bytes, content_type: str) -> None:

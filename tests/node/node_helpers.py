@@ -1,4 +1,5 @@
-"""Commands defined for the node tests, so they do not depend on the built-in commands."""
+"""Commands defined for the node tests, so they do not depend on the built-in commands
+(and a transport that counts what the node sends)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import zipfile
 from pathlib import Path
 from typing import Any, ClassVar
 
+import httpx
+
 from jarvis.sdk import (
     CommandResponse,
     IJarvisCommand,
@@ -16,6 +19,18 @@ from jarvis.sdk import (
     PreRouteResult,
     RequestInformation,
 )
+
+
+class CountingTransport(httpx.HTTPTransport):
+    """Counts the HTTP requests the node really sends."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paths: list[str] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.paths.append(request.url.path)
+        return super().handle_request(request)
 
 
 class Recording(IJarvisCommand):

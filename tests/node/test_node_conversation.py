@@ -12,10 +12,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-import httpx
 import pytest
 from node_helpers import (
     Calculator,
+    CountingTransport,
     CurrentTime,
     Forecast,
     HomeAssistantWeather,
@@ -39,18 +39,6 @@ from jarvis.node.runtime import command_context
 from jarvis.protocol import ValidationRequest
 from jarvis.sdk import RequestInformation, ValidationResult
 from jarvis.sdk.parameter import JarvisParameter
-
-
-class CountingTransport(httpx.HTTPTransport):
-    """Counts the HTTP requests the node really sends."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.paths: list[str] = []
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        self.paths.append(request.url.path)
-        return super().handle_request(request)
 
 
 class Harness:
@@ -285,6 +273,33 @@ def test_wait_for_input_keeps_the_conversation_for_a_follow_up(harness: Harness)
     assert second.conversation_id == first.conversation_id
     # the follow-up went straight to the open conversation, with no new registration
     assert harness.transport.paths.count("/api/v0/conversation/start") == 1
+
+
+class Lamp(Recording):
+    command_name = "set_lamp"
+    description = "Set a lamp's brightness."
+    parameters: ClassVar[list[JarvisParameter]] = [
+        JarvisParameter("lamp", "string", required=True),
+        JarvisParameter("brightness", "int", required=True, refinable=True)]
+
+
+def test_a_refinable_command_keeps_the_conversation_for_a_change(harness: Harness) -> None:
+    lamp = Lamp()
+    service = harness.start([tool_call("set_lamp", lamp="desk", brightness=40),
+                             tool_call("set_lamp", brightness=70)], [lamp, CurrentTime()])
+    first = service.process_voice_command("set the desk lamp to 40")
+    # No listening without the wake word ...
+    assert not first.wait_for_input and not service.awaiting_follow_up
+    assert service.pending_conversation_id == first.conversation_id  # ... but the same talk
+    second = service.process_voice_command("actually make it 70")
+    assert second.conversation_id == first.conversation_id
+    assert [kwargs for _, kwargs in lamp.calls] == [{"lamp": "desk", "brightness": 40},
+                                                    {"lamp": "desk", "brightness": 70}]
+    # A command without refinable values starts the next utterance afresh, as before.
+    harness.backend.add(tool_call("tell_time"))  # type: ignore[union-attr]
+    service.end_conversation()
+    service.process_voice_command("what time is it")
+    assert service.pending_conversation_id is None
 
 
 def test_center_error_message_becomes_a_typed_error(harness: Harness) -> None:

@@ -296,6 +296,29 @@ def test_enum_synonyms_reach_the_command_schema(tmp_path):
     assert info.value.line == 6
 
 
+def test_refinable_reaches_both_schemas_and_must_be_a_flag(tmp_path):
+    path = Path(tmp_path / "lamp.yaml")
+    path.write_text(
+        "tools:\n"
+        "  - name: lamp\n"
+        "    description: Set the lamp's brightness\n"
+        "    exec: [lampctl, '{level}']\n"
+        "    params:\n"
+        "      - name: level\n"
+        "        type: int\n"
+        "        refinable: true\n"
+    )
+    [tool] = load_tool_file(path)
+    assert tool.get_command_schema()["parameters"][0]["refinable"] is True
+    level = tool.to_openai_tool_schema()["function"]["parameters"]["properties"]["level"]
+    assert level["_refinable"] is True
+    path.write_text(path.read_text().replace("refinable: true", "refinable: often"))
+    with pytest.raises(ToolFileError) as info:
+        load_tool_file(path)
+    assert "'refinable' must be true or false" in info.value.message
+    assert info.value.line == 8
+
+
 @pytest.mark.parametrize(
     "exec_list",
     [

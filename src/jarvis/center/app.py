@@ -33,6 +33,7 @@ from jarvis.center.ratelimit import RateLimit, RateLimitedError, RateLimiter
 from jarvis.center.retention import Retention
 from jarvis.center.settings import CenterSettings, load_settings
 from jarvis.center.store import Store
+from jarvis.center.streaming import mount_streaming
 from jarvis.protocol import (
     API_PREFIX,
     ContinueRequest,
@@ -218,4 +219,5 @@ def create_app(
         """Tool results or the user's answer to a clarification question."""
         return _json(await off_loop(engine.continue_, body))
 
+    mount_streaming(app, engine, workers, _ERRORS)
     return app

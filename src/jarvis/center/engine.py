@@ -9,6 +9,12 @@ Pending states kept with the conversation:
   these and sends their results;
 - `{"kind": "validation", "question", "parameter_name", "options", "tool_call_id",
   "node_failures": n}`: the user is asked, the answer comes back as `validation_response`.
+
+A streamed turn (`events`, see turn_events.py) runs the same way. The only differences:
+the LLM's wording of tool results reaches the events while it is written (no check
+applies to it: the tools ran), and the tool calls or the rest of the answer follow once
+the turn is stored. An answer given in place of a call is checked whole first, since
+one claiming sentence (claims.py) turns all of it into a refusal.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from jarvis.center.llm.base import (
     LLMTimeoutError,
     LLMToolCall,
     LLMUnavailableError,
+    complete_streaming,
 )
 from jarvis.center.local_turns import local_turn_messages
 from jarvis.center.prompt import (
@@ -47,10 +54,12 @@ from jarvis.center.prompt import (
     system_prompt,
 )
 from jarvis.center.ratelimit import RateLimiter
+from jarvis.center.refine import refinement
 from jarvis.center.server_tools import ASK_USER, SERVER_TOOL_NAMES, SERVER_TOOLS, run_server_tool
 from jarvis.center.spoken_numbers import digits_for_numbers
 from jarvis.center.store import ConcurrentUpdateError, ConversationRecord, Store, TurnWrite
 from jarvis.center.toolspec import ToolCatalog, build_catalog, catalog_for
+from jarvis.center.turn_events import TurnEvents
 from jarvis.center.validation import CallProblem, check_call, retry_message
 from jarvis.protocol import (
     ContinueRequest,
@@ -175,6 +184,10 @@ class _Turn:
     node_failures: int = 0
     # (tool, parameter) pairs already asked for in this exchange: never asked twice.
     asked: set[tuple[str, str]] = field(default_factory=set)
+    # Call id -> keys a refinement carried over from the previous call (see refine.py).
+    carried: dict[str, frozenset[str]] = field(default_factory=dict)
+    # Set for a streamed request: where its tool calls and sentences go.
+    events: TurnEvents | None = None
     trace: dict[str, Any] = field(
         default_factory=lambda: {"llm_calls": [], "retries": [], "server_tools": [],
                                  "tool_calls": [], "tool_results": [], "stages_ms": {}}
@@ -336,9 +349,12 @@ class Engine:
 
         threading.Thread(target=run, name="llm-warm", daemon=True).start()
 
-    def command(self, request: VoiceCommandRequest) -> ToolCallingResponse:
-        """A new utterance in a conversation."""
+    def command(
+        self, request: VoiceCommandRequest, events: TurnEvents | None = None
+    ) -> ToolCallingResponse:
+        """A new utterance in a conversation; `events` streams the turn as it goes."""
         turn = self._begin(request.conversation_id, "command", request.voice_command)
+        turn.events = events
         # Kept in the trace too: a failed turn writes no messages, and the console shows it.
         turn.trace["voice_command"] = request.voice_command
         if request.node_context is not None:
@@ -348,13 +364,17 @@ class Engine:
         turn.new_messages.extend(
             local_turn_messages(request.local_turns, turn.catalog.tools, self._heard))
         turn.new_messages.append({"role": "user", "content": self._heard(request.voice_command)})
-        return self._finish(turn, lambda: self._infer(turn))
+        return self._finish(turn, lambda: self._infer(turn, first=self._refined(turn)))
 
-    def continue_(self, request: ContinueRequest) -> ToolCallingResponse:
-        """Tool results from the node, or the user's answer to a clarification question."""
+    def continue_(
+        self, request: ContinueRequest, events: TurnEvents | None = None
+    ) -> ToolCallingResponse:
+        """Tool results from the node, or the user's answer to a clarification question;
+        `events` streams the turn as it goes."""
         _check_continue_shape(request)
         record = self._load(request.conversation_id)
         turn = self._begin_from(record, "continue", record.voice_command)
+        turn.events = events
         pending = record.pending or {}
         waiting = pending.get("kind")
         if request.tool_results is not None:
@@ -441,6 +461,8 @@ class Engine:
                 self.on_turn(write)
             except Exception:  # the turn is committed: its answer must still go back
                 log.exception("the turn observer failed")
+        if turn.events is not None:
+            turn.events.finish(response)
         return response
 
     def _response(
@@ -557,15 +579,45 @@ class Engine:
         message = next((r.output.message for r in failed if r.output.message), None)
         return self._error(turn, message or "I couldn't get that command right. Please rephrase.")
 
+    # --- refinable follow-ups (refine.py) ----------------------------------------------
+    def _refined(self, turn: _Turn) -> LLMReply | None:
+        """The last call again with the values this follow-up changes; None when the
+        utterance is no change of it (then the LLM reads it as usual)."""
+        if turn.history is None:
+            since = time.perf_counter()
+            turn.history = self.store.history(turn.record)
+            turn.stage("history", since)
+        found = refinement(
+            [*turn.history, *turn.new_messages[:-1]], turn.catalog.tools,
+            turn.new_messages[-1]["content"],
+            ask=lambda messages, tools: self._call_llm(turn, focus=(messages, tools)),
+            names_another=lambda name: self._names_another_tool(turn, name))
+        if found is None:
+            return None
+        call_id = _new_call_id()
+        turn.carried[call_id] = found.carried
+        turn.trace["refined"] = {"tool": found.name, "changed": found.changed}
+        return LLMReply(tool_calls=[LLMToolCall(
+            call_id, found.name, json.dumps(found.arguments, ensure_ascii=False))])
+
+    def _names_another_tool(self, turn: _Turn, name: str) -> bool:
+        """Whether the words point at another command more than at `name` (its keywords,
+        or a value of its own choices, count for it)."""
+        hints = self._tool_hints(turn)
+        own = hints.get(name, 0.0) + len(self._choice_hints(turn).get(name, {}))
+        return any(v > own for other, v in hints.items() if other != name)
+
     # --- LLM loop ---------------------------------------------------------------------
     def _infer(
-        self, turn: _Turn, node_errors: list[dict[str, Any]] | None = None
+        self, turn: _Turn, node_errors: list[dict[str, Any]] | None = None,
+        first: LLMReply | None = None,
     ) -> tuple[ToolCallingResponse, dict[str, Any] | None]:
-        """Call the LLM until it answers, asks the user, or makes valid client calls."""
+        """Call the LLM until it answers, asks the user, or makes valid client calls;
+        `first` stands for the first reply when it is known already (a refinement)."""
         retries = 0
         loops = 0
         while True:
-            reply = self._call_llm(turn)
+            reply, first = (first, None) if first is not None else (self._call_llm(turn), None)
             calls = _unique_ids(reply.tool_calls)
             if not calls:
                 text = (reply.content or "").strip()
@@ -623,16 +675,22 @@ class Engine:
                 return self._give_up(turn, problems)
             self._add_retry(turn, calls, problems, retries)
 
-    def _call_llm(self, turn: _Turn, tools_disabled: bool = False) -> LLMReply:
+    def _call_llm(
+        self, turn: _Turn, tools_disabled: bool = False,
+        focus: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None,
+    ) -> LLMReply:
+        """One LLM request for the turn; `focus` (messages, tools) replaces the prompt and
+        the tools and asks for a call (a refinement's focused decision)."""
         since = time.perf_counter()
         history_before = turn.trace["stages_ms"].get("history", 0.0)
+        messages, tools = focus or (self._messages(turn), self._tools(turn))
         request = LLMRequest(
-            messages=self._messages(turn),
-            tools=[] if tools_disabled else self._tools(turn),
+            messages=messages,
+            tools=[] if tools_disabled else tools,
             # Always: a command's allow_direct_answer says whether the LLM may answer in that
             # command's place, but small talk that matches no command must get words, not
             # whichever command the model finds least wrong.
-            allow_direct_answer=True,
+            allow_direct_answer=focus is None,
             tools_disabled=tools_disabled,
             tool_hints={} if tools_disabled else self._tool_hints(turn),
             choice_hints={} if tools_disabled else self._choice_hints(turn),
@@ -646,9 +704,11 @@ class Engine:
         since = turn.stage("prompt", since + history_ms / 1000)
         entry: dict[str, Any] = {"tools_disabled": tools_disabled,
                                  "messages": len(request.messages)}
+        if focus is not None:
+            entry["focused"] = True
         turn.trace["llm_calls"].append(entry)
         try:
-            reply = self.backend.complete(request)
+            reply = self._ask_llm(turn, request)
         except LLMError as exc:
             entry["error"] = f"{type(exc).__name__}: {exc}"
             raise _LLMFailed(exc) from exc
@@ -666,6 +726,21 @@ class Engine:
         if reply.usage:
             entry["usage"] = reply.usage
         turn.stage("llm", since)
+        return reply
+
+    def _ask_llm(self, turn: _Turn, request: LLMRequest) -> LLMReply:
+        """The backend's reply; a streamed turn's wording of tool results (tools off) goes
+        to the events as it is written, and what was sent is what the reply says."""
+        if turn.events is None or not request.tools_disabled:
+            return self.backend.complete(request)
+        try:
+            reply = complete_streaming(self.backend, request, turn.events.text)
+        finally:
+            streamed = turn.events.stop_listening()
+        if streamed and isinstance(reply, LLMReply) and streamed != reply.content:
+            log.warning("backend %s streamed text that is not its reply's; keeping the streamed",
+                        getattr(self.backend, "name", "?"))
+            reply.content = streamed
         return reply
 
     @staticmethod
@@ -806,7 +881,10 @@ class Engine:
         said = _said_in(turn)
         zone = (turn.node_context or turn.record.node_context).get("timezone") or "UTC"
         try:
-            times = bool(dates.dates_heard(said, zone, turn.now) or dates.times_heard(said))
+            # Line by line: two clock times in a conversation ("at 5 pm", then "make it
+            # 6 pm") are each a time said, not one unreadable time.
+            times = bool(dates.dates_heard(said, zone, turn.now) or any(
+                dates.times_heard(line) for line in said.splitlines()))
         except ValueError:  # an unknown zone: any date said is taken as said
             times = True
         for index, call in enumerate(calls):
@@ -814,13 +892,16 @@ class Engine:
             synonyms = {p.name: p.synonyms for p in spec.params.values() if p.synonyms}
             schema = spec.schema.get("function", spec.schema).get("parameters") or {}
             arguments = json.loads(call.arguments or "{}")
-            for param in unsaid_required(arguments, schema, said, synonyms, times_said=times,
+            # Values a refinement carried over were accounted for when first said.
+            carried = turn.carried.get(call.id, frozenset())
+            checked = {k: v for k, v in arguments.items() if k not in carried}
+            for param in unsaid_required(checked, schema, said, synonyms, times_said=times,
                                          tool=call.name):
                 if (call.name, param) not in turn.asked:
                     turn.trace["unsaid"] = {"tool": call.name, "parameter": param}
                     return call.name, param, call.id
             # Optional values nobody asked for are left out: the command's defaults apply.
-            dropped = unsaid_optional(arguments, schema, said, synonyms, times_said=times,
+            dropped = unsaid_optional(checked, schema, said, synonyms, times_said=times,
                                       tool=call.name)
             if dropped:
                 kept = {k: v for k, v in arguments.items() if k not in dropped}

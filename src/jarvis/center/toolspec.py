@@ -42,6 +42,8 @@ class ParamSpec:
     example: Any = None
     # Enum value -> the words people say for it (`JarvisParameter.enum_synonyms`).
     synonyms: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # A follow-up may change just this value of the last call (`"_refinable": true`).
+    refinable: bool = False
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,7 @@ def _spec_from_schema(tool: dict[str, Any]) -> ToolSpec:
             required=pname in required,
             enum=tuple(_enum_text(v) for v in enum) if isinstance(enum, list) else None,
             description=description if isinstance(description, str) else None,
+            refinable=pschema.get("_refinable") is True,
         )
     schema = {"type": "function", "function": dict(function)}
     return ToolSpec(name, str(function.get("description") or ""), params, schema)
@@ -194,6 +197,7 @@ def _spec_from_command(command: dict[str, Any], schema: dict[str, Any] | None) -
             description=p.get("description"),
             example=p.get("example"),
             synonyms=_synonyms(p.get("enum_synonyms"), enum),
+            refinable=p.get("refinable") is True,
         )
         prop = dict(ptype.json_schema())
         if p.get("description"):
@@ -203,6 +207,8 @@ def _spec_from_command(command: dict[str, Any], schema: dict[str, Any] | None) -
                 prop.setdefault("items", {})["enum"] = [str(v) for v in enum]
             else:
                 prop["enum"] = [str(v) for v in enum]
+        if p.get("refinable") is True:
+            prop["_refinable"] = True
         properties[p["name"]] = prop
     if schema is None:
         schema = {

@@ -199,14 +199,35 @@ def _show_choices(actions: list[JarvisButton]) -> None:
         console.print(f"  [{style}]{number}. {escape(action.text)}[/{style}]")
 
 
+class _Answer:
+    """The chat's answer line, printed sentence by sentence as the center sends them."""
+
+    def __init__(self) -> None:
+        self.started = False
+
+    def __call__(self, sentence: str) -> None:
+        lead = " " if self.started else "[bold cyan]jarvis>[/bold cyan] "
+        console.print(lead + escape(sentence), end="")
+        self.started = True
+
+    def end(self) -> None:
+        if self.started:
+            console.print()
+            self.started = False
+
+
 def _chat_turn(node: Node, text: str) -> VoiceCommandResult | None:
+    answer = _Answer()
     try:
-        return node.service.process_voice_command(text)
+        return node.service.process_voice_command(text, on_sentence=answer)
     except CenterUnreachableError as exc:
         fail(exc.message)
     except (CenterError, SecretKeyError) as exc:
+        answer.end()
         err_console.print(f"[red]Error:[/red] {escape(str(exc))}")
         return None
+    finally:
+        answer.end()  # the line of a streamed answer is closed whatever happened
 
 
 def chat(center: CenterOption = None) -> None:
@@ -225,9 +246,7 @@ def chat(center: CenterOption = None) -> None:
             picked = pick_action(text, choices)
             result = _chat_turn(node, picked.action if picked else text)
             choices = result.actions if result is not None else []
-            if result is not None:
-                _say(result.message)
-                _show_choices(choices)
+            _show_choices(choices)  # the answer itself was printed as it came
 
 
 # --- commands ----------------------------------------------------------------------------------

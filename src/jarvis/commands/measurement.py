@@ -179,12 +179,13 @@ class ConvertMeasurementCommand(IJarvisCommand):
     @property
     def parameters(self) -> list[JarvisParameter]:
         return [
-            JarvisParameter("value", "float", required=True, description="The number to convert",
+            JarvisParameter("value", "float", required=True, refinable=True,
+                            description="The number to convert",
                             example=10),
             JarvisParameter("from_unit", "string", required=True,
                             description="The unit of the value, e.g. kilometers, pounds, cups, "
                                         "fahrenheit, mph", example="kilometers"),
-            JarvisParameter("to_unit", "string", required=True,
+            JarvisParameter("to_unit", "string", required=True, refinable=True,
                             description="The unit to convert to", example="miles"),
         ]
 

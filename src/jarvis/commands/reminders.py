@@ -88,10 +88,10 @@ class ReminderCommand(IJarvisCommand):
             JarvisParameter("text", "string",
                             description="What to remind about, e.g. 'call mom'; for delete, "
                                         "words of the reminder to delete"),
-            JarvisParameter("resolved_datetimes", "array<datetime>",
+            JarvisParameter("resolved_datetimes", "array<datetime>", refinable=True,
                             description="The day (and time) of the reminder as ISO-8601 "
                                         "date-times with offset; from resolve_relative_date"),
-            JarvisParameter("time", "time",
+            JarvisParameter("time", "time", refinable=True,
                             description="Clock time of day as HH:MM (24 hour), e.g. 17:30",
                             example="08:00"),
         ]

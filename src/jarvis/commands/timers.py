@@ -127,7 +127,7 @@ class SetTimerCommand(IJarvisCommand):
     @property
     def parameters(self) -> list[JarvisParameter]:
         return [
-            JarvisParameter("duration", "timedelta", required=True,
+            JarvisParameter("duration", "timedelta", required=True, refinable=True,
                             description="How long, as an ISO-8601 duration: PT5M = 5 minutes, "
                                         "PT1H30M = 1.5 hours, PT45S = 45 seconds",
                             example="PT5M"),

@@ -188,14 +188,14 @@ class GetWeatherCommand(IJarvisCommand):
     @property
     def parameters(self) -> list[JarvisParameter]:
         return [
-            JarvisParameter("city", "string",
+            JarvisParameter("city", "string", refinable=True,
                             description="City name, optionally with country or state "
                                         "('Paris, France'); omit for the home city",
                             example="London"),
-            JarvisParameter("resolved_datetimes", "array<datetime>",
+            JarvisParameter("resolved_datetimes", "array<datetime>", refinable=True,
                             description="The days asked about, as ISO-8601 date-times from "
                                         "resolve_relative_date; omit for today"),
-            JarvisParameter("unit", "string", enum_values=["metric", "imperial"],
+            JarvisParameter("unit", "string", enum_values=["metric", "imperial"], refinable=True,
                             # The prompt shows a description up to its first "(" or ";".
                             description="metric is Celsius, imperial is Fahrenheit; omit "
                                         "unless the user asks for one",

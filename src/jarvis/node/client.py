@@ -1,4 +1,9 @@
-"""HTTP client of the command center API (the node's only way to talk to the center)."""
+"""HTTP client of the command center API (the node's only way to talk to the center).
+
+The voice-command calls take an optional `on_sentence`: the turn is then streamed
+(`.../stream`), each sentence of the spoken answer goes to it as soon as the center has
+it, and the call returns the same response as without it.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +11,18 @@ import logging
 import ssl
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from jarvis.node.turn_stream import SentenceHandler, StreamedTurnError, read_turn
 from jarvis.protocol import (
     API_PREFIX,
+    EVENT_STREAM,
     ContinueRequest,
     ConversationStartRequest,
     ConversationStartResponse,
@@ -103,6 +111,21 @@ def _distrust(base_url: str, refused: ssl.SSLCertVerificationError) -> str:
     else:
         hint = "set JARVIS_CENTER_CA to the CA certificate that signed it"
     return f"the center at {base_url} has a certificate this node does not trust ({why}); {hint}"
+
+
+def _broken(base_url: str, exc: httpx.TransportError, late: str) -> CenterUnreachableError:
+    """The error for a connection that failed; `late` says what a timeout means here."""
+    if isinstance(exc, httpx.TimeoutException):
+        return CenterUnreachableError(f"the center at {base_url} {late}")
+    return CenterUnreachableError(f"connection to the center at {base_url} failed: {exc}")
+
+
+def _parsed(response: httpx.Response, path: str, model: type[_Response]) -> _Response:
+    """The answer's body as `model`, or CenterError when it is not one."""
+    try:
+        return model.model_validate(response.json())
+    except (ValueError, ValidationError) as exc:
+        raise CenterError(f"unexpected answer from the center for {path}: {exc}") from exc
 
 
 def _error_message(response: httpx.Response) -> str:
@@ -198,6 +221,8 @@ class JarvisCommandCenterClient:
         conversation_id: str,
         node_context: NodeContext | None = None,
         local_turns: list[LocalTurn] | None = None,
+        *,
+        on_sentence: SentenceHandler | None = None,
     ) -> ToolCallingResponse:
         """Send an utterance (after the exchanges the node answered itself, if any); the
         answer says what the node must do next."""
@@ -205,39 +230,71 @@ class JarvisCommandCenterClient:
             voice_command=voice_command, conversation_id=conversation_id,
             node_context=node_context, local_turns=local_turns or None,
         )
-        return self._post("/voice/command", body, ToolCallingResponse)
+        return self._turn("/voice/command", body, on_sentence)
 
     def send_tool_results(
-        self, conversation_id: str, tool_results: list[ToolResult]
+        self, conversation_id: str, tool_results: list[ToolResult], *,
+        on_sentence: SentenceHandler | None = None,
     ) -> ToolCallingResponse:
         """Send the outputs of every tool the center asked for in one turn."""
         body = ContinueRequest(conversation_id=conversation_id, tool_results=tool_results)
-        return self._post("/voice/command/continue", body, ToolCallingResponse)
+        return self._turn("/voice/command/continue", body, on_sentence)
 
     def send_validation_response(
-        self, conversation_id: str, validation_response: str
+        self, conversation_id: str, validation_response: str, *,
+        on_sentence: SentenceHandler | None = None,
     ) -> ToolCallingResponse:
         """Send the user's answer to a clarifying question."""
         body = ContinueRequest(
             conversation_id=conversation_id, validation_response=validation_response
         )
-        return self._post("/voice/command/continue", body, ToolCallingResponse)
+        return self._turn("/voice/command/continue", body, on_sentence)
 
     # --- transport ----------------------------------------------------------------------
+    def _turn(
+        self, path: str, body: BaseModel, on_sentence: SentenceHandler | None
+    ) -> ToolCallingResponse:
+        """A turn, streamed to `on_sentence` when one is given."""
+        if on_sentence is None:
+            return self._post(path, body, ToolCallingResponse)
+        with self._request(path + "/stream", body, stream=True) as response:
+            if EVENT_STREAM not in response.headers.get("content-type", ""):
+                response.read()
+                return _parsed(response, path, ToolCallingResponse)
+            try:
+                return read_turn(response.iter_lines(), on_sentence)
+            except StreamedTurnError as exc:
+                raise CenterError(exc.message, exc.status_code) from exc
+            except httpx.TransportError as exc:
+                raise _broken(self.base_url, exc, "stopped sending in the middle of an answer"
+                              ) from exc
+
     def _post(self, path: str, body: BaseModel, model: type[_Response]) -> _Response:
+        with self._request(path, body) as response:
+            return _parsed(response, path, model)
+
+    @contextmanager
+    def _request(
+        self, path: str, body: BaseModel, stream: bool = False
+    ) -> Iterator[httpx.Response]:
+        """The center's answer (its body still to be read when `stream`); an error status
+        raises `CenterError`."""
         payload = body.model_dump(mode="json", exclude_none=True)
-        response = self._send(API_PREFIX + path, payload)
-        wait = _short_wait(response)
-        if wait is not None:
-            # Over the node's rate limit: nothing was stored, so the same request may go again.
-            time.sleep(wait)
-            response = self._send(API_PREFIX + path, payload)
-        if response.status_code >= 400:
-            raise CenterError(_error_message(response), response.status_code)
+        response = self._send(API_PREFIX + path, payload, stream)
         try:
-            return model.model_validate(response.json())
-        except (ValueError, ValidationError) as exc:
-            raise CenterError(f"unexpected answer from the center for {path}: {exc}") from exc
+            wait = _short_wait(response)
+            if wait is not None:
+                # Over the node's rate limit: nothing was stored, so the same request may go
+                # again.
+                response.close()
+                time.sleep(wait)
+                response = self._send(API_PREFIX + path, payload, stream)
+            if response.status_code >= 400:
+                response.read()
+                raise CenterError(_error_message(response), response.status_code)
+            yield response
+        finally:
+            response.close()
 
     def _ensure_base_url(self) -> None:
         with self._resolve_lock:
@@ -246,13 +303,16 @@ class JarvisCommandCenterClient:
                 self._http.base_url = httpx.URL(self.base_url)
                 self._resolve = None
 
-    def _send(self, path: str, payload: dict[str, Any]) -> httpx.Response:
+    def _send(self, path: str, payload: dict[str, Any], stream: bool = False) -> httpx.Response:
         if self._resolve is not None:
             self._ensure_base_url()
+        # A streamed answer is read as it arrives; its body stays open until closed.
+        request = self._http.build_request(
+            "POST", path, json=payload, headers={"Accept": EVENT_STREAM} if stream else None)
         attempt = 0
         while True:
             try:
-                return self._http.post(path, json=payload)
+                return self._http.send(request, stream=stream)
             except _RETRYABLE as exc:
                 refused = _untrusted(exc)
                 if refused is not None:
@@ -265,11 +325,5 @@ class JarvisCommandCenterClient:
                 log.debug("center unreachable (%s); retrying in %.2fs", exc, delay)
                 time.sleep(delay)
                 attempt += 1
-            except httpx.TimeoutException as exc:
-                raise CenterUnreachableError(
-                    f"the center at {self.base_url} did not answer in time"
-                ) from exc
             except httpx.TransportError as exc:
-                raise CenterUnreachableError(
-                    f"connection to the center at {self.base_url} failed: {exc}"
-                ) from exc
+                raise _broken(self.base_url, exc, "did not answer in time") from exc

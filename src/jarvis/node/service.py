@@ -4,6 +4,11 @@
 a hit runs the command at once and the center is never contacted. Otherwise it registers
 the node's commands for a new conversation, sends the utterance and follows the center's
 `stop_reason` (run tools, ask the user, or finish) until the conversation completes.
+
+With `on_sentence`, every word of the answer goes to it as soon as it is known: the
+center's answer sentence by sentence while the center still writes it (a streamed turn),
+any other answer (a local command's, an error) whole at the end. Questions go to the
+validation handler, never to `on_sentence`.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from jarvis.node.tool_result_formatter import (
     format_tool_error,
     format_tool_result,
 )
+from jarvis.node.turn_stream import SentenceHandler
 from jarvis.protocol import (
     LocalTurn,
     NodeContext,
@@ -144,6 +150,34 @@ class _Clock:
         return {k: round(v, 3) for k, v in self.phases.items()}
 
 
+class _Relay:
+    """Hands the center's sentences on, counting them and timing the first."""
+
+    def __init__(self, on_sentence: SentenceHandler | None, clock: _Clock) -> None:
+        self.on_sentence = on_sentence
+        self.clock = clock
+        self.count = 0
+
+    @property
+    def handler(self) -> SentenceHandler | None:
+        """What the client calls per sentence (None: the turn is not streamed)."""
+        return self if self.on_sentence is not None else None
+
+    def __call__(self, sentence: str) -> None:
+        if self.count == 0:
+            self.clock.add("first_sentence_ms", self.clock.started)
+        self.count += 1
+        assert self.on_sentence is not None
+        self.on_sentence(sentence)
+
+    def rest(self, result: VoiceCommandResult) -> VoiceCommandResult:
+        """`result`, once its message went to `on_sentence` (unless streamed already)."""
+        streamed = self.count > 0 and result.stop_reason == "complete"
+        if self.on_sentence is not None and result.message and not streamed:
+            self.on_sentence(result.message)
+        return result
+
+
 class CommandExecutionService:
     """Runs utterances for one node; keeps a conversation open when a command asks to.
 
@@ -184,6 +218,8 @@ class CommandExecutionService:
         self.validation_handler = validation_handler or console_validation_handler
         self.max_round_trips = max_round_trips
         self._pending_conversation_id: str | None = None
+        # The last answer waits for input (listen again without the wake word).
+        self._listening = False
         # Fast-path exchanges awaiting a follow-up; the next center request carries them.
         self._local_turns: list[LocalTurn] = []
 
@@ -201,7 +237,8 @@ class CommandExecutionService:
     # --- state ----------------------------------------------------------------------------
     @property
     def pending_conversation_id(self) -> str | None:
-        """The conversation a follow-up (without wake word) continues, if any."""
+        """The conversation the next utterance continues, if any: after an answer that waits
+        for input, or after a command whose refinable values the next words may change."""
         return self._pending_conversation_id
 
     @property
@@ -211,11 +248,13 @@ class CommandExecutionService:
 
     @property
     def awaiting_follow_up(self) -> bool:
-        """True when the next utterance continues: an open conversation or local exchanges."""
-        return self._pending_conversation_id is not None or bool(self._local_turns)
+        """True when the next utterance is awaited without the wake word: the last answer
+        waits for input, or local exchanges do."""
+        return self._listening or bool(self._local_turns)
 
     def end_conversation(self) -> None:
         self._pending_conversation_id = None
+        self._listening = False
         self._local_turns = []
 
     def node_context(self) -> NodeContext:
@@ -244,8 +283,12 @@ class CommandExecutionService:
         text: str,
         register_tools: bool = True,
         validation_handler: ValidationHandler | None = None,
+        on_sentence: SentenceHandler | None = None,
     ) -> VoiceCommandResult:
         """One utterance from text to the answer to speak.
+
+        `on_sentence` gets the answer as it becomes known (see the module docstring); the
+        result's `message` is the whole of it all the same.
 
         Raises `CenterError` when the center cannot be reached or rejects a request, and
         `ValueError` for an empty or over-long utterance.
@@ -261,15 +304,17 @@ class CommandExecutionService:
         started = time.perf_counter()
         hit = self._pre_route(text)
         clock.add("pre_route_ms", started)
+        relay = _Relay(on_sentence, clock)
         if hit is not None:
             command, route = hit
             self._pending_conversation_id = None  # a local command starts a new topic
-            return self._run_pre_routed(command, route, text, clock)
+            self._listening = False
+            return relay.rest(self._run_pre_routed(command, route, text, clock))
         if self.client is None:
             raise CenterError(
                 "no command center is configured for this node (set JARVIS_CENTER_URL)"
             )
-        return self._converse(text, register_tools, validation_handler, clock)
+        return relay.rest(self._converse(text, register_tools, validation_handler, relay))
 
     # --- pre-routing ------------------------------------------------------------------------
     def _pre_route(self, text: str) -> tuple[IJarvisCommand, PreRouteResult] | None:
@@ -342,20 +387,22 @@ class CommandExecutionService:
         text: str,
         register_tools: bool,
         validation_handler: ValidationHandler | None,
-        clock: _Clock,
+        relay: _Relay,
     ) -> VoiceCommandResult:
         assert self.client is not None
+        clock, stream = relay.clock, relay.handler
         handler = validation_handler or self.validation_handler
         records: list[ToolCallRecord] = []
         context = self.node_context()
         conversation_id = self._pending_conversation_id
-        self._pending_conversation_id = None
+        self._pending_conversation_id, self._listening = None, False
         local_turns, self._local_turns = self._local_turns, []
         response: ToolCallingResponse | None = None
         if conversation_id is not None:
             started = time.perf_counter()
             try:
-                response = self.client.send_command(text, conversation_id, context, local_turns)
+                response = self.client.send_command(
+                    text, conversation_id, context, local_turns, on_sentence=stream)
             except CenterError as exc:
                 if exc.status_code != 404:
                     raise
@@ -369,7 +416,8 @@ class CommandExecutionService:
                 client_tools, available = self.tool_definitions()
                 self.client.start_conversation(conversation_id, context, client_tools, available)
                 local_turns = _offered(local_turns, client_tools)
-            response = self.client.send_command(text, conversation_id, context, local_turns)
+            response = self.client.send_command(
+                text, conversation_id, context, local_turns, on_sentence=stream)
             clock.add("center_ms", started)
 
         round_trips = 1
@@ -402,7 +450,8 @@ class CommandExecutionService:
                 wait_for_input = any(r.output.wait_for_input for r in results)
                 actions = [a for r in results for a in actions_of(r.output.context)]
                 started = time.perf_counter()
-                response = self.client.send_tool_results(conversation_id, results)
+                response = self.client.send_tool_results(
+                    conversation_id, results, on_sentence=stream)
                 clock.add("center_ms", started)
             else:
                 request = response.validation_request or ValidationRequest(
@@ -421,14 +470,18 @@ class CommandExecutionService:
                         timings=clock.finish(),
                     )
                 started = time.perf_counter()
-                response = self.client.send_validation_response(conversation_id, answer)
+                response = self.client.send_validation_response(
+                    conversation_id, answer, on_sentence=stream)
                 clock.add("center_ms", started)
             round_trips += 1
 
         if response.stop_reason == "complete":
             message = response.assistant_message or ""
-            if wait_for_input or actions:  # a picked button continues this conversation
+            # A picked button, or a change of a refinable value ("actually make it 20
+            # minutes"), continues this conversation.
+            if wait_for_input or actions or self._refinable_ran(records):
                 self._pending_conversation_id = conversation_id
+            self._listening = bool(wait_for_input or actions)
         else:
             message = response.assistant_message or "Sorry, something went wrong."
             wait_for_input, actions = False, []
@@ -478,6 +531,15 @@ class CommandExecutionService:
             return format_tool_error(call_id, exc, name)
         result, _ = self._execute(command, arguments, voice_command, None, call_id)
         return result
+
+    def _refinable_ran(self, records: list[ToolCallRecord]) -> bool:
+        """Whether a command with a refinable parameter ran: the next utterance may change
+        one of its values, which only this conversation's center knows."""
+        for record in records:
+            command = self.registry.get(record.name) if record.success else None
+            if command is not None and any(p.refinable for p in command.parameters):
+                return True
+        return False
 
     def _run_tool_call(
         self, call: ToolCall, text: str, conversation_id: str

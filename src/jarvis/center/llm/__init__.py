@@ -22,6 +22,9 @@ from jarvis.center.llm.base import (
     LLMTimeoutError,
     LLMToolCall,
     LLMUnavailableError,
+    StreamingLLMBackend,
+    TextSink,
+    complete_streaming,
 )
 
 if TYPE_CHECKING:
@@ -38,6 +41,9 @@ __all__ = [
     "LLMTimeoutError",
     "LLMToolCall",
     "LLMUnavailableError",
+    "StreamingLLMBackend",
+    "TextSink",
+    "complete_streaming",
     "create_backend",
 ]
 

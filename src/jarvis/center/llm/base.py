@@ -1,15 +1,20 @@
 """The LLM backend protocol: chat messages and tools in, assistant text and tool calls out.
 
 Every backend (OpenAI-compatible HTTP, embedded llama.cpp, scripted) implements
-`LLMBackend.complete`. Messages use the OpenAI chat format (role system / user /
-assistant / tool; assistant messages may carry `tool_calls`, tool messages carry
-`tool_call_id`), because every server Jarvis talks to speaks it.
+`LLMBackend.complete`; one that can hand on its answer's text while the model writes it
+also implements `StreamingLLMBackend.stream`. Messages use the OpenAI chat format (role
+system / user / assistant / tool; assistant messages may carry `tool_calls`, tool
+messages carry `tool_call_id`), because every server Jarvis talks to speaks it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+# Receives the reply's text piece by piece, as the model writes it.
+TextSink = Callable[[str], None]
 
 
 class LLMError(Exception):
@@ -89,3 +94,23 @@ class LLMBackend(Protocol):
     def complete(self, request: LLMRequest) -> LLMReply:
         """Run one completion; raise an `LLMError` subclass on failure."""
         ...
+
+
+@runtime_checkable
+class StreamingLLMBackend(LLMBackend, Protocol):
+    """A backend that can also hand on the reply's text while it is being written."""
+
+    def stream(self, request: LLMRequest, on_text: TextSink) -> LLMReply:
+        """Like `complete`, calling `on_text` with each piece of the reply's text as it is
+        produced. The pieces join to exactly the reply's `content`. A backend that must see
+        a text whole before it is final (one it may still rewrite or turn into a call)
+        sends no pieces for it; `on_text` is never called once this method has returned
+        or raised."""
+        ...
+
+
+def complete_streaming(backend: LLMBackend, request: LLMRequest, on_text: TextSink) -> LLMReply:
+    """`backend.stream` when the backend can stream, else `backend.complete`."""
+    if isinstance(backend, StreamingLLMBackend):
+        return backend.stream(request, on_text)
+    return backend.complete(request)

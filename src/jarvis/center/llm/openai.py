@@ -9,6 +9,9 @@ The timeout is a deadline for the whole answer. httpx's timeouts bound each sock
 operation, so a server sending a byte every few seconds would never trip them; each call
 therefore runs on a thread of its own, and the caller stops waiting at the deadline
 whatever the server does (that thread stops at the next byte that arrives late).
+
+`stream` asks for the answer as server-sent events (`"stream": true`) and hands its text
+on piece by piece; the same deadline bounds the whole stream.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import logging
 import queue
 import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import httpx
 
@@ -29,7 +33,9 @@ from jarvis.center.llm.base import (
     LLMTimeoutError,
     LLMToolCall,
     LLMUnavailableError,
+    TextSink,
 )
+from jarvis.center.llm.openai_stream import StreamedReply
 
 __all__ = ["OpenAIBackend"]
 
@@ -37,6 +43,8 @@ log = logging.getLogger(__name__)
 
 # Far more than any chat completion; a server streaming without end is cut off here.
 _MAX_ANSWER_BYTES = 16 * 1024 * 1024
+
+_T = TypeVar("_T")
 
 
 class OpenAIBackend:
@@ -84,28 +92,51 @@ class OpenAIBackend:
             }
         return body
 
-    def complete(self, request: LLMRequest) -> LLMReply:
-        url = f"{self.base_url}/chat/completions"
+    def _deadline(self, request: LLMRequest) -> tuple[str, float, float]:
+        """The URL, the timeout and the monotonic deadline of one call."""
         timeout = min(self.timeout, request.timeout) if request.timeout else self.timeout
-        deadline = time.monotonic() + timeout
+        return f"{self.base_url}/chat/completions", timeout, time.monotonic() + timeout
+
+    def complete(self, request: LLMRequest) -> LLMReply:
+        url, timeout, deadline = self._deadline(request)
         body = self._body(request)
-        answers: queue.SimpleQueue[tuple[int, bytes] | BaseException] = queue.SimpleQueue()
+        status, data = _on_call_thread(
+            lambda: self._post(url, body, timeout, deadline), url, timeout, deadline)
+        return _reply(url, status, data)
 
-        def call() -> None:
-            try:
-                answers.put(self._post(url, body, timeout, deadline))
-            except BaseException as exc:  # handed to the caller, which raises it
-                answers.put(exc)
-
-        # A daemon thread: one still reading a dripping answer never holds up shutdown.
-        threading.Thread(target=call, name="llm-http", daemon=True).start()
+    def stream(self, request: LLMRequest, on_text: TextSink) -> LLMReply:
+        """`complete`, with the answer's text handed to `on_text` as the server sends it."""
+        url, timeout, deadline = self._deadline(request)
+        body = {**self._body(request), "stream": True}
+        gate = _Gate(on_text)
         try:
-            answer = answers.get(timeout=max(0.0, deadline - time.monotonic()))
-        except queue.Empty as exc:
-            raise LLMTimeoutError(f"no complete answer from {url} within {timeout:g}s") from exc
-        if isinstance(answer, BaseException):
-            raise answer
-        return _reply(url, *answer)
+            return _on_call_thread(
+                lambda: self._post_stream(url, body, timeout, deadline, gate.send),
+                url, timeout, deadline)
+        finally:
+            gate.close()  # a call thread still reading must not reach the caller any more
+
+    def _post_stream(
+        self, url: str, body: dict[str, Any], timeout: float, deadline: float,
+        on_text: TextSink,
+    ) -> LLMReply:
+        """On a call thread: the streamed answer, its text handed on as it arrives."""
+        late = LLMTimeoutError(f"no complete answer from {url} within {timeout:g}s")
+        try:
+            with self._client.stream("POST", url, json=body, timeout=timeout) as response:
+                if response.status_code >= 400 or "event-stream" not in response.headers.get(
+                        "content-type", ""):
+                    # An error, or a server that answers in one piece whatever it is asked.
+                    reply = _reply(url, response.status_code,
+                                   _read(response, url, deadline, late))
+                    if reply.content and not reply.tool_calls:
+                        on_text(reply.content)
+                    return reply
+                return _read_events(response, url, deadline, late, on_text)
+        except httpx.TimeoutException as exc:
+            raise late from exc
+        except httpx.HTTPError as exc:
+            raise LLMUnavailableError(f"cannot reach {url}: {type(exc).__name__}") from exc
 
     def _post(
         self, url: str, body: dict[str, Any], timeout: float, deadline: float
@@ -114,22 +145,83 @@ class OpenAIBackend:
         late = LLMTimeoutError(f"no complete answer from {url} within {timeout:g}s")
         try:
             with self._client.stream("POST", url, json=body, timeout=timeout) as response:
-                chunks: list[bytes] = []
-                size = 0
-                for chunk in response.iter_bytes():
-                    if time.monotonic() > deadline:
-                        raise late
-                    size += len(chunk)
-                    if size > _MAX_ANSWER_BYTES:
-                        raise LLMBadResponseError(
-                            f"{url} answered with more than {_MAX_ANSWER_BYTES} bytes"
-                        )
-                    chunks.append(chunk)
-                return response.status_code, b"".join(chunks)
+                return response.status_code, _read(response, url, deadline, late)
         except httpx.TimeoutException as exc:
             raise late from exc
         except httpx.HTTPError as exc:
             raise LLMUnavailableError(f"cannot reach {url}: {type(exc).__name__}") from exc
+
+
+class _Gate:
+    """Hands pieces of text on until closed: a late call thread's pieces go nowhere."""
+
+    def __init__(self, on_text: TextSink) -> None:
+        self._on_text = on_text
+        self._lock = threading.Lock()
+        self._open = True
+
+    def send(self, piece: str) -> None:
+        with self._lock:
+            if self._open and piece:
+                self._on_text(piece)
+
+    def close(self) -> None:
+        with self._lock:
+            self._open = False
+
+
+def _on_call_thread(work: Callable[[], _T], url: str, timeout: float, deadline: float) -> _T:
+    """`work()` run on a thread of its own; its result, or LLMTimeoutError at the deadline."""
+    answers: queue.SimpleQueue[_T | BaseException] = queue.SimpleQueue()
+
+    def call() -> None:
+        try:
+            answers.put(work())
+        except BaseException as exc:  # handed to the caller, which raises it
+            answers.put(exc)
+
+    # A daemon thread: one still reading a dripping answer never holds up shutdown.
+    threading.Thread(target=call, name="llm-http", daemon=True).start()
+    try:
+        answer = answers.get(timeout=max(0.0, deadline - time.monotonic()))
+    except queue.Empty as exc:
+        raise LLMTimeoutError(f"no complete answer from {url} within {timeout:g}s") from exc
+    if isinstance(answer, BaseException):
+        raise answer
+    return answer
+
+
+def _read(response: httpx.Response, url: str, deadline: float, late: LLMTimeoutError) -> bytes:
+    """The whole body, read while the deadline holds and up to the size limit."""
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_bytes():
+        if time.monotonic() > deadline:
+            raise late
+        size += len(chunk)
+        if size > _MAX_ANSWER_BYTES:
+            raise LLMBadResponseError(f"{url} answered with more than {_MAX_ANSWER_BYTES} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _read_events(
+    response: httpx.Response, url: str, deadline: float, late: LLMTimeoutError,
+    on_text: TextSink,
+) -> LLMReply:
+    """A streamed answer read line by line, its text handed on as each piece arrives."""
+    streamed = StreamedReply()
+    size = 0
+    for line in response.iter_lines():
+        if time.monotonic() > deadline:
+            raise late
+        size += len(line) + 1
+        if size > _MAX_ANSWER_BYTES:
+            raise LLMBadResponseError(f"{url} answered with more than {_MAX_ANSWER_BYTES} bytes")
+        on_text(streamed.line(line))
+        if streamed.finished:
+            break
+    return streamed.reply()
 
 
 def _reply(url: str, status: int, data: bytes) -> LLMReply:

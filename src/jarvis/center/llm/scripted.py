@@ -4,13 +4,16 @@ Each script item is an `LLMReply` or a callable `(LLMRequest) -> LLMReply` (whic
 also raise an `LLMError`). Every request is recorded in `.requests`, so a test can
 check what the center sent. Running out of replies raises
 `LLMBadResponseError("script exhausted")`; `loop=True` starts the script again instead.
+`stream` hands a text reply on word by word (`pause` seconds apart), as a model would.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import re
 import threading
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ from jarvis.center.llm.base import (
     LLMReply,
     LLMRequest,
     LLMToolCall,
+    TextSink,
 )
 
 __all__ = ["ScriptItem", "ScriptedBackend", "load_script", "text", "tool_call", "tool_calls"]
@@ -57,9 +61,12 @@ class ScriptedBackend:
 
     name = "scripted"
 
-    def __init__(self, replies: Iterable[ScriptItem], loop: bool = False) -> None:
+    def __init__(
+        self, replies: Iterable[ScriptItem], loop: bool = False, pause: float = 0.0
+    ) -> None:
         self._replies: list[ScriptItem] = list(replies)
         self._loop = loop
+        self.pause = pause
         self._position = 0
         self._lock = threading.Lock()
         self.requests: list[LLMRequest] = []
@@ -87,6 +94,15 @@ class ScriptedBackend:
                 tool_calls=[LLMToolCall(_next_id(), c.name, c.arguments) for c in reply.tool_calls],
                 usage=reply.usage,
             )
+        return reply
+
+    def stream(self, request: LLMRequest, on_text: TextSink) -> LLMReply:
+        """`complete`, with a text reply's words handed to `on_text` one at a time."""
+        reply = self.complete(request)
+        if reply.content and not reply.tool_calls:
+            for piece in re.findall(r"\s*\S+\s*?(?=\s|$)|\s+$", reply.content):
+                time.sleep(self.pause)
+                on_text(piece)
         return reply
 
     def add(self, *items: ScriptItem) -> None:

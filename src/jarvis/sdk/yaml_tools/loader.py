@@ -40,7 +40,7 @@ _FN_FIELDS = _COMMON_FIELDS | {"fn"}
 _EXEC_FIELDS = _COMMON_FIELDS | {"exec", "timeout", "max_output", "cwd", "env"}
 _PARAM_FIELDS = {
     "name", "type", "required", "default", "description", "example", "override", "enum",
-    "synonyms",
+    "synonyms", "refinable",
 }
 _EXEC_PARAM_FIELDS = _PARAM_FIELDS | {"allow_dash"}
 _OVERRIDE_FIELDS = {"name", "type", "description", "override"}
@@ -303,7 +303,7 @@ class _ToolBuilder:
                 parse_type(f["type"])
             except ValueError as exc:
                 self.fail(f"parameter '{decl.name}': {exc}", entry, "type")
-        for key in ("required", "allow_dash"):
+        for key in ("required", "allow_dash", "refinable"):
             if key in f and not isinstance(f[key], bool):
                 self.fail(f"parameter '{decl.name}': '{key}' must be true or false", entry, key)
         if decl.is_override:
@@ -358,6 +358,7 @@ class _ToolBuilder:
                 enum_values=[str(v) for v in enum] if enum is not None else None,
                 example=f.get("example"),
                 enum_synonyms=f.get("synonyms"),
+                refinable=f.get("refinable", False),
             )
         except ValueError as exc:
             line = decl.line if decl is not None else None

@@ -36,6 +36,7 @@ from jarvis.center.llm.base import (
     LLMTimeoutError,
     LLMToolCall,
     LLMUnavailableError,
+    TextSink,
 )
 from jarvis.center.llm.embedded.answer_probe import AnswerProbe, AnswerProbeError
 from jarvis.center.llm.embedded.cpu import cpu_lists_amx, without_weight_repacking
@@ -82,6 +83,9 @@ _T = TypeVar("_T")
 # Longest last batch whose hidden states the answer probe reads: each of its positions costs
 # a 600 KB logits row. Beyond it the model's own signals decide, as without a probe.
 _STATES_MAX_BATCH = 64
+# Context kept free for the reply when choosing how to write the tools: a call with several
+# values needs ~100 tokens, and a prompt that fills the context leaves the model mid-call.
+_REPLY_ROOM = 256
 
 
 def default_threads() -> int:
@@ -458,7 +462,7 @@ class EmbeddedBackend:
             messages, shown = self._shown(messages_prefix, tools, tool_format)
             text = self._prompt.render(messages, shown, add_generation_prompt=False)
             tokens = self._tokenize(text)
-            if len(tokens) + 16 <= self.options.n_ctx:
+            if len(tokens) + _REPLY_ROOM <= self.options.n_ctx:
                 break  # as `_prompt_tokens` will render the requests
         if len(tokens) + 16 > self.options.n_ctx:
             raise LLMPromptTooLongError(
@@ -480,21 +484,31 @@ class EmbeddedBackend:
 
     def complete(self, request: LLMRequest) -> LLMReply:
         """Run one completion; see the module docstring for how."""
+        return self.stream(request, None)
+
+    def stream(self, request: LLMRequest, on_text: TextSink | None) -> LLMReply:
+        """`complete`, handing a plain-text reply (tools off) to `on_text` as it is written.
+        An answer given in place of a call is handed on whole, since it may still be
+        rewritten (`_speakable`) or redone as a call."""
         started = time.perf_counter()
         deadline = time.monotonic() + request.timeout
-        return self._on_model_thread(self._complete_now, request, started, deadline)
+        return self._on_model_thread(self._complete_now, request, started, deadline, on_text)
 
-    def _complete_now(self, request: LLMRequest, started: float, deadline: float) -> LLMReply:
+    def _complete_now(
+        self, request: LLMRequest, started: float, deadline: float, on_text: TextSink | None
+    ) -> LLMReply:
         self._load()
         try:
-            return self._complete(request, started, deadline)
+            return self._complete(request, started, deadline, on_text)
         except LLMError:
             raise
         except Exception as exc:  # a llama.cpp failure must reach the engine typed
             raise LLMUnavailableError(f"embedded model failed: {exc}") from exc
 
     # --- internals --------------------------------------------------------------------------
-    def _complete(self, request: LLMRequest, started: float, deadline: float) -> LLMReply:
+    def _complete(
+        self, request: LLMRequest, started: float, deadline: float, on_text: TextSink | None
+    ) -> LLMReply:
         assert self._prompt is not None
         use_tools = bool(request.tools) and not request.tools_disabled
         choice_tools = request.tools
@@ -600,7 +614,7 @@ class EmbeddedBackend:
                 decoder.grammar = self._grammar_text(value_grammar(request.response_schema))
                 decoder.grammar.reset()
             # A plain-text reply must not open a call, whatever the model would like.
-            content, truncated = decoder.text([tool_call_id], self._is_end)
+            content, truncated = decoder.text([tool_call_id], self._is_end, on_text=on_text)
             finish = "length" if truncated else "stop"
         if use_tools and content is not None:  # in place of a call: see _speakable
             content = _speakable(content, _utterance(request), _not_to_copy(request))
@@ -693,7 +707,9 @@ class EmbeddedBackend:
             self._llm,
             self._vocab,
             deadline=deadline,
-            max_tokens=min(request.max_tokens, self.options.n_ctx - len(full)),
+            # Drafted tokens are evaluated ahead of the reply: they need room in the context.
+            max_tokens=min(request.max_tokens,
+                           self.options.n_ctx - len(full) - self.options.max_draft - 1),
             temperature=request.temperature,
             rng=self._rng,
             piece=self._piece,
@@ -910,7 +926,7 @@ class EmbeddedBackend:
             shown, rendered = self._shown(messages, tools, tool_format)
             full_text = self._prompt.render(shown, rendered, add_generation_prompt=True)
             full = self._tokenize(full_text)
-            if len(full) + 16 <= self.options.n_ctx:
+            if len(full) + _REPLY_ROOM <= self.options.n_ctx:
                 break
         prefix_text = self._prompt.system_prefix(shown, rendered)
         if not full_text.startswith(prefix_text):

@@ -19,6 +19,7 @@ walker does, the text stays inside the grammar; the result is parsed with `json`
 
 from __future__ import annotations
 
+import codecs
 import ctypes
 import functools
 import json
@@ -918,23 +919,30 @@ class Decoder:
         return b"".join(self.piece(t) for t in self.generated[mark:]).decode("utf-8")
 
     def text(
-        self, banned: Sequence[int], stop: Callable[[int], bool], first: int | None = None
+        self, banned: Sequence[int], stop: Callable[[int], bool], first: int | None = None,
+        on_text: Callable[[str], None] | None = None,
     ) -> tuple[str, bool]:
         """Free text until an end-of-turn token; returns (text, truncated by max_tokens).
 
         `first`: the first token when the caller already chose it from the same logits.
+        `on_text`: gets the text piece by piece as it is written (pieces join to the text).
         """
         out = b""
+        # A character may span tokens: pieces are cut at whole characters only.
+        pieces = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        send = on_text or (lambda _piece: None)
         while True:
             token, first = (first, None) if first is not None else (self.sample_token(banned), None)
-            if stop(token):
-                return out.decode("utf-8", errors="replace"), False
-            if len(self.generated) >= self.max_tokens:
-                return out.decode("utf-8", errors="replace"), True
+            ended = stop(token)
+            if ended or len(self.generated) >= self.max_tokens:
+                send(pieces.decode(b"", final=True))
+                return out.decode("utf-8", errors="replace"), not ended
             self._commit([token], forced=False)
             out += self.piece(token)
+            send(pieces.decode(self.piece(token)))
             if self.grammar is not None and json_value_end(out) is not None:
                 # A response_schema value is complete: nothing after it may follow.
+                send(pieces.decode(b"", final=True))
                 return out.decode("utf-8", errors="replace"), False
 
 
