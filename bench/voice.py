@@ -116,7 +116,7 @@ def bench_commands(engines, node, texts, conditions, verbose=False, use_hint=Tru
     for text, _ in texts:
         result = node.service.process_voice_command(text) if _fast(node, text) else None
         if result is None:
-            reply = responder(text, lambda _q: None)
+            reply = responder(text, lambda _q: None, lambda _s: None)
             typed[text] = reply.commands[0] if reply.commands else None
         else:
             typed[text] = result.tool_calls[0].name if result.tool_calls else None
@@ -126,6 +126,7 @@ def bench_commands(engines, node, texts, conditions, verbose=False, use_hint=Tru
     rows = {}
     latencies: list[float] = []
     center_latencies: list[float] = []
+    parts: dict[str, list[float]] = {"pause": [], "stt": [], "answer": []}
     for voice, snr in conditions:
         errors = total = woke = right = 0
         for index, (text, expected) in enumerate(texts):
@@ -151,10 +152,15 @@ def bench_commands(engines, node, texts, conditions, verbose=False, use_hint=Tru
                 if ran is not None and timing is not None:
                     local = ran == typed[text] and text in fast
                     (latencies if local else center_latencies).append(timing)
+                    if local:
+                        t = exchanges[0].timings
+                        parts["pause"].append(exchanges[0].recording.trailing_silence)
+                        parts["stt"].append(t["stt_s"])
+                        parts["answer"].append(timing - t["stt_s"] - parts["pause"][-1])
         rows[(voice, snr)] = {"wer": errors / max(1, total), "right": right, "woke": woke}
     typed_right = sum(typed[t] == e for t, e in texts)
     return {"rows": rows, "typed_right": typed_right, "latencies": latencies,
-            "center_latencies": center_latencies}
+            "center_latencies": center_latencies, "parts": parts}
 
 
 def _fast(node, text: str) -> bool:
@@ -282,6 +288,9 @@ def main() -> int:
     lat = spoken["latencies"]
     print(f"end of speech -> first reply audio, fast path: p50 {_percentile(lat, 0.5):.2f} s,"
           f" p90 {_percentile(lat, 0.9):.2f} s ({len(lat)} exchanges)")
+    parts = {name: _percentile(values, 0.5) for name, values in spoken["parts"].items()}
+    print(f"  of which (p50 each): pause {parts['pause']:.2f} s, speech-to-text "
+          f"{parts['stt']:.2f} s, command + first sentence spoken {parts['answer']:.2f} s")
     lat = spoken["center_latencies"]
     if args.center and lat:
         print(f"end of speech -> first reply audio, through the center: p50 "

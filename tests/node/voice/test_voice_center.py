@@ -81,6 +81,7 @@ def test_a_question_from_the_center_is_spoken_and_answered_by_voice(
         client.close()
 
     assert ("question", "Which room? You can say: kitchen, bedroom.") in events
+    assert ("sentence", "The bedroom light is on.") in events  # spoken as it streamed in
     assert light.rooms == ["bedroom"]
     assert exchanges[0].reply.commands == ("set_room_light",)
     assert exchanges[0].reply.text == "The bedroom light is on."

@@ -26,7 +26,7 @@ def _loop(audio: Audio, texts: list[str], respond, paced: bool = False, **settin
 def test_wake_word_then_request_then_spoken_answer() -> None:
     asked: list[str] = []
 
-    def respond(text, ask):
+    def respond(text, ask, say):
         asked.append(text)
         return Reply("Timer set", commands=("set_timer",))
 
@@ -47,7 +47,7 @@ def test_wake_word_then_request_then_spoken_answer() -> None:
 def test_a_follow_up_is_heard_without_the_wake_word_and_only_then() -> None:
     replies = iter([Reply("For how long?", follow_up=True), Reply("Set."), Reply("never")])
 
-    def respond(text, ask):
+    def respond(text, ask, say):
         return next(replies)
 
     audio = sound(("wake", 0.5), ("silence", 0.3), ("speech", 1), ("silence", 1),
@@ -62,7 +62,7 @@ def test_a_follow_up_is_heard_without_the_wake_word_and_only_then() -> None:
 
 
 def test_a_validation_question_is_spoken_and_answered_by_voice() -> None:
-    def respond(text, ask):
+    def respond(text, ask, say):
         city = ask("Which city?")
         return Reply(f"Weather in {city}.")
 
@@ -77,7 +77,7 @@ def test_a_validation_question_is_spoken_and_answered_by_voice() -> None:
 
 
 def test_the_wake_word_during_an_answer_stops_it() -> None:
-    def respond(text, ask):
+    def respond(text, ask, say):
         return Reply("A long answer. " * 20 if text == "tell me a story" else "Stopped.")
 
     audio = sound(("wake", 0.5), ("silence", 0.3), ("speech", 1), ("silence", 1.5),
@@ -94,7 +94,7 @@ def test_the_wake_word_during_an_answer_stops_it() -> None:
 
 def test_silence_after_the_wake_word_asks_nothing() -> None:
     audio = sound(("wake", 0.5), ("silence", 3))
-    loop, _, events = _loop(audio, [], lambda text, ask: Reply("no"))
+    loop, _, events = _loop(audio, [], lambda text, ask, say: Reply("no"))
     assert loop.run() == []
     assert ("silence", "") in events
 
@@ -102,7 +102,7 @@ def test_silence_after_the_wake_word_asks_nothing() -> None:
 def test_a_file_request_may_start_with_the_wake_word_or_not() -> None:
     heard: list[str] = []
 
-    def respond(text, ask):
+    def respond(text, ask, say):
         heard.append(text)
         return Reply("ok")
 
@@ -113,3 +113,23 @@ def test_a_file_request_may_start_with_the_wake_word_or_not() -> None:
         assert len(exchanges) == 1
         assert loop.engines.stt.heard[0] < 1.7  # the wake phrase is not part of the request
     assert heard == ["roll a die", "roll a die"]
+
+
+def test_a_streamed_answer_is_spoken_sentence_by_sentence_as_it_arrives() -> None:
+    queued_before_the_end: list[int] = []
+
+    def respond(text, ask, say):
+        say("First.")
+        queued_before_the_end.append(len(sink.played))  # already queued for the speaker
+        say("Second.")
+        return Reply("First. Second.")
+
+    audio = sound(("wake", 0.5), ("silence", 0.3), ("speech", 1), ("silence", 1))
+    loop, sink, events = _loop(audio, ["tell me"], respond)
+
+    exchanges = loop.run()
+
+    assert queued_before_the_end == [2]  # the earcon and the first sentence
+    assert len(sink.played) == 3  # the whole answer is not spoken again
+    assert [d for k, d in events if k == "sentence"] == ["First.", "Second."]
+    assert "first_audio_s" in exchanges[0].timings

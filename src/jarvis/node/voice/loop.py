@@ -8,7 +8,10 @@ detector: "hey jarvis" during an answer stops it (barge-in) and starts a new req
 
 What is said is answered by a `Responder`: text in, `Reply` out. It may ask the user
 something on the way (a validation question) through the `ask` function it is given,
-which speaks the question and listens again without the wake word.
+which speaks the question and listens again without the wake word, and may hand the
+answer over sentence by sentence through `say` while it is still being written (a
+streamed turn): each sentence is synthesized and queued at once, so Jarvis starts
+speaking before the answer is complete. An answer never given to `say` is spoken whole.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from jarvis.node.voice.engines import VoiceEngines
 from jarvis.node.voice.interfaces import AudioSink, AudioSource
 from jarvis.node.voice.recorder import RecorderSettings, Recording, UtteranceRecorder
 
-__all__ = ["Ask", "Exchange", "LoopSettings", "Reply", "Responder", "VoiceLoop"]
+__all__ = ["Ask", "Exchange", "LoopSettings", "Reply", "Responder", "Say", "VoiceLoop"]
 
 NOT_HEARD = "Sorry, I did not catch that."
 _WARM_UP_S = 1.0
@@ -44,7 +47,8 @@ class Reply:
 
 
 Ask = Callable[[str], str | None]
-Responder = Callable[[str, Ask], Reply]
+Say = Callable[[str], None]
+Responder = Callable[[str, Ask, Say], Reply]
 EventHandler = Callable[[str, str], None]
 
 
@@ -137,12 +141,17 @@ class VoiceLoop:
 
     def speak(self, text: str) -> tuple[bool, float | None]:
         """Play `text` sentence by sentence; (barged in?, when the first audio was queued)."""
+        first = self._queue(text)
+        return self._wait_while_playing(), first
+
+    def _queue(self, text: str) -> float | None:
+        """Synthesize `text` into the sink; when its first audio was queued (None: silent)."""
         first: float | None = None
         for piece in self.engines.tts.synthesize(text):
             if first is None:
                 first = time.perf_counter()
             self.sink.play(piece)
-        return self._wait_while_playing(), first
+        return first
 
     # --- steps -------------------------------------------------------------------------------
     def _exchange(self, recording: Recording, woke: bool) -> Exchange:
@@ -152,10 +161,19 @@ class VoiceLoop:
         heard = self.engines.stt.transcribe(recording.audio, self.hint)
         transcribed = time.perf_counter()
         self._emit("heard", heard)
-        reply = self.respond(heard, self.ask) if heard else Reply(NOT_HEARD)
+        firsts: list[float | None] = []
+
+        def say(sentence: str) -> None:
+            self._emit("sentence", sentence)
+            firsts.append(self._queue(sentence))
+
+        reply = self.respond(heard, self.ask, say) if heard else Reply(NOT_HEARD)
         answered = time.perf_counter()
         self._emit("reply", reply.text)
-        barged_in, first = self.speak(reply.text) if reply.text else (False, None)
+        if not firsts and reply.text:
+            firsts.append(self._queue(reply.text))
+        first = next((t for t in firsts if t is not None), None)
+        barged_in = self._wait_while_playing()
         timings = {"stt_s": transcribed - decided, "respond_s": answered - transcribed}
         if first is not None:
             timings["first_audio_s"] = first - decided + recording.trailing_silence

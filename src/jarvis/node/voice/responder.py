@@ -1,9 +1,10 @@
 """The text path as the voice loop sees it: the node's `CommandExecutionService`.
 
 A request heard is handled exactly like a typed one (`jarvis ask`, `jarvis chat`): the
-commands' `pre_route` first, else the command center. Validation questions are spoken and
-answered by voice; an answer offering choices is followed up without the wake word, and
-a choice said aloud picks the button it names.
+commands' `pre_route` first, else the command center. The answer is spoken as it arrives,
+sentence by sentence when the center streams the turn. Validation questions are spoken
+and answered by voice; an answer offering choices is followed up without the wake word,
+and a choice said aloud picks the button it names.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from jarvis.node.actions import pick_action
 from jarvis.node.client import CenterError, CenterUnreachableError
 from jarvis.node.service import CommandExecutionService
-from jarvis.node.voice.loop import Ask, Reply, Responder
+from jarvis.node.voice.loop import Ask, Reply, Responder, Say
 from jarvis.protocol import ValidationRequest
 from jarvis.sdk import JarvisButton
 
@@ -22,7 +23,7 @@ def service_responder(service: CommandExecutionService) -> Responder:
     """A `Responder` running each request through `service.process_voice_command`."""
     choices: list[JarvisButton] = []
 
-    def respond(text: str, ask: Ask) -> Reply:
+    def respond(text: str, ask: Ask, say: Say) -> Reply:
         nonlocal choices
 
         def on_question(request: ValidationRequest) -> str | None:
@@ -32,7 +33,7 @@ def service_responder(service: CommandExecutionService) -> Responder:
         picked = pick_action(text, choices)
         try:
             result = service.process_voice_command(
-                picked.action if picked else text, validation_handler=on_question
+                picked.action if picked else text, validation_handler=on_question, on_sentence=say
             )
         except CenterUnreachableError:
             choices = []
