@@ -27,6 +27,7 @@ from jarvis.node.voice.earcon import earcon
 from jarvis.node.voice.engines import VoiceEngines
 from jarvis.node.voice.interfaces import AudioSink, AudioSource
 from jarvis.node.voice.recorder import RecorderSettings, Recording, UtteranceRecorder
+from jarvis.node.voice.transcript import tidy_transcript
 
 __all__ = ["Ask", "Exchange", "LoopSettings", "Reply", "Responder", "Say", "VoiceLoop"]
 
@@ -135,7 +136,7 @@ class VoiceLoop:
         if not recording.heard_speech:
             self._emit("silence", "")
             return None
-        text = self.engines.stt.transcribe(recording.audio, self.hint)
+        text = tidy_transcript(self.engines.stt.transcribe(recording.audio, self.hint))
         self._emit("heard", text)
         return text or None
 
@@ -158,7 +159,7 @@ class VoiceLoop:
         decided = time.perf_counter()
         if recording.truncated:
             self._emit("truncated", f"{recording.audio.duration:.1f} s")
-        heard = self.engines.stt.transcribe(recording.audio, self.hint)
+        heard = tidy_transcript(self.engines.stt.transcribe(recording.audio, self.hint))
         transcribed = time.perf_counter()
         self._emit("heard", heard)
         firsts: list[float | None] = []
