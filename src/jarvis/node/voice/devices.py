@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from jarvis.node.voice.audio import FRAME_BYTES, FRAME_SAMPLES, SAMPLE_RATE, Audio
+from jarvis.node.voice.audio import FRAME_BYTES, SAMPLE_RATE, Audio
 
 __all__ = ["AudioDeviceError", "Microphone", "Speaker", "list_devices"]
 
@@ -62,26 +62,38 @@ def list_devices() -> list[dict[str, Any]]:
 
 
 class Microphone:
-    """An `AudioSource`: 16 kHz mono frames captured in PortAudio's thread, queued."""
+    """An `AudioSource`: 16 kHz mono frames captured in PortAudio's thread, queued.
+
+    A device that cannot record at 16 kHz is opened at its own rate and resampled here.
+    """
 
     def __init__(self, device: str | None = None) -> None:
         sd = _sounddevice()
         self._frames: queue.Queue[bytes] = queue.Queue()
         self._pending = b""
+        self._rate = SAMPLE_RATE
 
         def captured(data: Any, _frames: int, _time: Any, _status: Any) -> None:
-            self._frames.put(bytes(data))
+            block = bytes(data)
+            if self._rate != SAMPLE_RATE:
+                block = Audio.from_bytes(block, self._rate).resampled(SAMPLE_RATE).to_bytes()
+            self._frames.put(block)
+
+        def open_at(rate: int) -> Any:
+            stream = sd.RawInputStream(
+                samplerate=rate, blocksize=rate // 20, channels=1, dtype="int16",
+                device=_device(device), callback=captured,
+            )
+            self._rate = rate
+            stream.start()
+            return stream
 
         try:
-            self._stream = sd.RawInputStream(
-                samplerate=SAMPLE_RATE,
-                blocksize=FRAME_SAMPLES * 8,
-                channels=1,
-                dtype="int16",
-                device=_device(device),
-                callback=captured,
-            )
-            self._stream.start()
+            try:
+                self._stream = open_at(SAMPLE_RATE)
+            except sd.PortAudioError:
+                info = sd.query_devices(_device(device), "input")
+                self._stream = open_at(int(info["default_samplerate"]))
         except Exception as exc:
             raise AudioDeviceError(
                 f"cannot open the microphone {device or '(default)'}: {exc}. "
@@ -100,7 +112,10 @@ class Microphone:
 
 
 class Speaker:
-    """An `AudioSink`: queued audio played by PortAudio's thread; `stop` cuts it short."""
+    """An `AudioSink`: queued audio played by PortAudio's thread; `stop` cuts it short.
+
+    A device that cannot play at `rate` is opened at its own rate; audio is resampled.
+    """
 
     def __init__(self, device: str | None = None, rate: int = 22_050) -> None:
         sd = _sounddevice()
@@ -114,11 +129,20 @@ class Speaker:
             out[: len(chunk), 0] = chunk
             out[len(chunk) :, 0] = 0
 
-        try:
-            self._stream = sd.OutputStream(
+        def open_at(rate: int) -> Any:
+            stream = sd.OutputStream(
                 samplerate=rate, channels=1, dtype="int16", device=_device(device), callback=fill
             )
-            self._stream.start()
+            self.rate = rate
+            stream.start()
+            return stream
+
+        try:
+            try:
+                self._stream = open_at(rate)
+            except sd.PortAudioError:
+                info = sd.query_devices(_device(device), "output")
+                self._stream = open_at(int(info["default_samplerate"]))
         except Exception as exc:
             raise AudioDeviceError(
                 f"cannot open the speaker {device or '(default)'}: {exc}. "
