@@ -124,14 +124,15 @@ class VoiceLoop:
             exchange = self._exchange(recording, woke or woke_in_request)
             exchanges.append(exchange)
             listening_on = exchange.barged_in or exchange.reply.follow_up
-            if exchange.barged_in:
-                self._chime()
+            if listening_on:
+                self._chime()  # listening again, without the wake word
         return exchanges
 
     def ask(self, question: str) -> str | None:
         """Speak `question` and return the answer heard (None when nothing was said)."""
         self._emit("question", question)
         self.speak(question)
+        self._chime()
         recording, _ = self._record(watch_wake_word=False)
         if not recording.heard_speech:
             self._emit("silence", "")
