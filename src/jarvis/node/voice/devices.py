@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,27 @@ def _device(value: str | None) -> int | str | None:
     if value is None or value == "":
         return None
     return int(value) if value.isdigit() else value
+
+
+def _open(
+    sd: Any, make: Callable[[int], Any], device: str | None, kind: str, rate: int
+) -> tuple[Any, int]:
+    """The stream `make(rate)` builds, started, or when the device refuses that rate the one
+    at the device's own rate (the caller resamples); `AudioDeviceError` when neither opens."""
+    what = "microphone" if kind == "input" else "speaker"
+    try:
+        try:
+            stream = make(rate)
+        except sd.PortAudioError:
+            rate = int(sd.query_devices(_device(device), kind)["default_samplerate"])
+            stream = make(rate)
+        stream.start()
+    except Exception as exc:
+        raise AudioDeviceError(
+            f"cannot open the {what} {device or '(default)'}: {exc}. "
+            "See the devices with: jarvis listen --devices"
+        ) from None
+    return stream, rate
 
 
 def list_devices() -> list[dict[str, Any]]:
@@ -79,26 +101,14 @@ class Microphone:
                 block = Audio.from_bytes(block, self._rate).resampled(SAMPLE_RATE).to_bytes()
             self._frames.put(block)
 
-        def open_at(rate: int) -> Any:
-            stream = sd.RawInputStream(
+        def make(rate: int) -> Any:
+            self._rate = rate  # before the stream starts calling `captured`
+            return sd.RawInputStream(
                 samplerate=rate, blocksize=rate // 20, channels=1, dtype="int16",
                 device=_device(device), callback=captured,
             )
-            self._rate = rate
-            stream.start()
-            return stream
 
-        try:
-            try:
-                self._stream = open_at(SAMPLE_RATE)
-            except sd.PortAudioError:
-                info = sd.query_devices(_device(device), "input")
-                self._stream = open_at(int(info["default_samplerate"]))
-        except Exception as exc:
-            raise AudioDeviceError(
-                f"cannot open the microphone {device or '(default)'}: {exc}. "
-                "See the devices with: jarvis listen --devices"
-            ) from None
+        self._stream, _ = _open(sd, make, device, "input", SAMPLE_RATE)
 
     def read(self) -> bytes | None:
         while len(self._pending) < FRAME_BYTES:
@@ -129,25 +139,12 @@ class Speaker:
             out[: len(chunk), 0] = chunk
             out[len(chunk) :, 0] = 0
 
-        def open_at(rate: int) -> Any:
-            stream = sd.OutputStream(
+        def make(rate: int) -> Any:
+            return sd.OutputStream(
                 samplerate=rate, channels=1, dtype="int16", device=_device(device), callback=fill
             )
-            self.rate = rate
-            stream.start()
-            return stream
 
-        try:
-            try:
-                self._stream = open_at(rate)
-            except sd.PortAudioError:
-                info = sd.query_devices(_device(device), "output")
-                self._stream = open_at(int(info["default_samplerate"]))
-        except Exception as exc:
-            raise AudioDeviceError(
-                f"cannot open the speaker {device or '(default)'}: {exc}. "
-                "See the devices with: jarvis listen --devices"
-            ) from None
+        self._stream, self.rate = _open(sd, make, device, "output", rate)
 
     def play(self, audio: Audio) -> None:
         samples = audio.resampled(self.rate).samples
