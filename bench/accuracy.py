@@ -161,7 +161,7 @@ def post_processed(registry: Any, name: str | None, arguments: dict[str, Any],
 
 # --- the center in a child process ----------------------------------------------------------
 def serve(model_path: str, data_dir: str) -> None:
-    """Child mode: run the center, print its URL, stop when stdin closes."""
+    """Child mode: run the center, print its URL and a node key, stop when stdin closes."""
     from jarvis.center.llm.embedded import EmbeddedBackend
     from jarvis.center.llm.embedded.options import EmbeddedOptions
     from jarvis.center.server import CenterServer
@@ -176,6 +176,7 @@ def serve(model_path: str, data_dir: str) -> None:
                               rate_limit_per_minute=0)
     with CenterServer(settings=settings, backend=backend) as server:
         print(server.url, flush=True)
+        print(server.add_node("bench"), flush=True)
         sys.stdin.read()
 
 
@@ -254,15 +255,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
     )
     assert child.stdout is not None and child.stdin is not None
-    url = child.stdout.readline().strip()
-    if not url:
+    url, key = child.stdout.readline().strip(), child.stdout.readline().strip()
+    if not url or not key:
         raise SystemExit("the center did not start")
 
     registry, client_tools, available = builtin_commands()
     context = NodeContext(timezone=TIMEZONE, node_id="bench")
     results: list[dict[str, Any]] = []
     warm_started = time.perf_counter()
-    with JarvisCommandCenterClient(url, timeout=300) as client:
+    with JarvisCommandCenterClient(url, timeout=300, key=key) as client:
         # The first conversation pays the cold prefix (reported apart, not in the latencies).
         cold_id = "cold-" + uuid.uuid4().hex
         client.start_conversation(cold_id, context, client_tools, available)

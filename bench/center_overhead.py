@@ -27,6 +27,8 @@ from typing import Any
 
 import httpx
 
+from load import add_nodes
+
 WEATHER_TOOL = {
     "type": "function",
     "function": {
@@ -191,6 +193,8 @@ def run(turns: int, database_url: str | None) -> dict[str, Any]:
     data_dir = tempfile.mkdtemp(prefix="jarvis-bench-")
     center_port, bare_port = _free_port(), _free_port()
     extra = ["--data-dir", data_dir] + (["--database-url", database_url] if database_url else [])
+    # The node's key, made in the center's database before the center starts.
+    [key] = add_nodes(database_url, data_dir, ["bench"])
     center_proc = _spawn("center", center_port, extra)
     bare_proc = _spawn("bare", bare_port, [])
     center_base = f"http://127.0.0.1:{center_port}"
@@ -202,6 +206,7 @@ def run(turns: int, database_url: str | None) -> dict[str, Any]:
         # and delayed ACKs would add ~40 ms to every request on both sides alike.
         nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
         center = httpx.Client(base_url=center_base, timeout=30,
+                              headers={"Authorization": f"Bearer {key}"},
                               transport=httpx.HTTPTransport(socket_options=nodelay))
         bare = httpx.Client(base_url=bare_base, timeout=30,
                             transport=httpx.HTTPTransport(socket_options=nodelay))

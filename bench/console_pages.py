@@ -105,8 +105,8 @@ def main() -> None:
         settings = CenterSettings(data_dir=folder, database_url=url, admin_token=TOKEN,
                                   log_level="warning")
         pages = ["/console", "/console?node=office", "/console?node=office&offset=400",
-                 f"/console/conversations/{cid}", "/console/commands", "/console/model",
-                 "/console/try", "/api/v0/conversations?limit=50",
+                 f"/console/conversations/{cid}", "/console/commands", "/console/nodes",
+                 "/console/model", "/console/try", "/api/v0/conversations?limit=50",
                  f"/api/v0/conversations/{cid}", "/api/v0/nodes"]
         worst = 0.0
         with CenterServer(settings, ScriptedBackend([text("ok")], loop=True)) as server, \

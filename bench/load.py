@@ -145,11 +145,26 @@ def _postgres_schema(base: str) -> Iterator[str]:
         admin.dispose()
 
 
+def add_nodes(database_url: str | None, data_dir: str, names: list[str]) -> list[str]:
+    """A key for each node, made in the center's database as `jarvis nodes add` does."""
+    from jarvis.center.auth import NodeKeys
+    from jarvis.center.settings import CenterSettings
+    from jarvis.center.store import Store
+
+    url = CenterSettings(data_dir=Path(data_dir), database_url=database_url)
+    keys = NodeKeys(Store(url.resolved_database_url()))
+    try:
+        return [keys.add(name) for name in names]
+    finally:
+        keys.store.close()
+
+
 @contextmanager
-def _servers(database_url: str | None) -> Iterator[str]:
-    """The fake LLM and a center using it; yields the center's base URL."""
+def _servers(database_url: str | None, clients: int) -> Iterator[tuple[str, list[str]]]:
+    """The fake LLM and a center using it; yields the center's base URL and node keys."""
     llm_port, center_port = _free_port(), _free_port()
     data_dir = tempfile.mkdtemp(prefix="jarvis-load-")
+    keys = add_nodes(database_url, data_dir, [_node_id(i) for i in range(clients)])
     llm = _spawn(["--serve-llm", "--port", str(llm_port)])
     extra = ["--database-url", database_url] if database_url else []
     center = _spawn(["--serve-center", "--port", str(center_port), "--llm-port", str(llm_port),
@@ -157,7 +172,7 @@ def _servers(database_url: str | None) -> Iterator[str]:
     try:
         _wait(f"http://127.0.0.1:{llm_port}/", llm)
         _wait(f"http://127.0.0.1:{center_port}/health", center)
-        yield f"http://127.0.0.1:{center_port}"
+        yield f"http://127.0.0.1:{center_port}", keys
     finally:
         for process in (center, llm):
             process.terminate()
@@ -165,15 +180,20 @@ def _servers(database_url: str | None) -> Iterator[str]:
 
 
 # --- the nodes ------------------------------------------------------------------------
+def _node_id(index: int) -> str:
+    return f"load-node-{index}"
+
+
 class _Node:
     """One node: its own id, conversation and keep-alive connection to the center."""
 
-    def __init__(self, base_url: str, index: int, run_id: str) -> None:
+    def __init__(self, base_url: str, index: int, run_id: str, key: str) -> None:
         # Without TCP_NODELAY, Nagle's algorithm and delayed ACKs add ~40 ms per request.
         nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
         self.client = httpx.Client(base_url=base_url, timeout=60,
+                                   headers={"Authorization": f"Bearer {key}"},
                                    transport=httpx.HTTPTransport(socket_options=nodelay))
-        self.node_id = f"load-node-{index}"
+        self.node_id = _node_id(index)
         self.conversation_id = f"load-{run_id}-{index}"
 
     def _post(self, path: str, body: dict[str, Any], stop_reason: str | None) -> dict[str, Any]:
@@ -241,8 +261,8 @@ def _percentile(values: list[float], q: float) -> float:
 
 def run(clients: int, turns: int, database_url: str | None) -> dict[str, Any]:
     run_id = os.urandom(4).hex()
-    with _servers(database_url) as base_url:
-        nodes = [_Node(base_url, i, run_id) for i in range(clients)]
+    with _servers(database_url, clients) as (base_url, keys):
+        nodes = [_Node(base_url, i, run_id, key) for i, key in enumerate(keys)]
         for node in nodes:
             node.start()
             node.turn()  # warm-up: connections, caches, lazy imports

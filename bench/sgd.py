@@ -240,9 +240,9 @@ def plan_requests(nodes: list[Node], cases: dict[str, list[Case]],
 # --- the center -------------------------------------------------------------------------------
 @contextmanager
 def center(model_path: str, options: dict[str, Any]
-           ) -> Iterator[tuple[str, Callable[[], float | None]]]:
-    """The center in a child process (bench/accuracy.py --serve): its URL and a function
-    that reads its peak RSS in MB."""
+           ) -> Iterator[tuple[str, str, Callable[[], float | None]]]:
+    """The center in a child process (bench/accuracy.py --serve): its URL, a node key and
+    a function that reads its peak RSS in MB."""
     data_dir = tempfile.mkdtemp(prefix="jarvis-sgd-")
     env = {**os.environ, "JARVIS_FAKE_NOW": REFERENCE, "JARVIS_LOG_LEVEL": "warning",
            "JARVIS_BENCH_BACKEND_ARGS": json.dumps(options)}
@@ -250,10 +250,10 @@ def center(model_path: str, options: dict[str, Any]
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
     assert child.stdout is not None and child.stdin is not None
     try:
-        url = child.stdout.readline().strip()
-        if not url:
+        url, key = child.stdout.readline().strip(), child.stdout.readline().strip()
+        if not url or not key:
             raise SystemExit("the center did not start")
-        yield url, lambda: peak_rss_mb(child.pid)
+        yield url, key, lambda: peak_rss_mb(child.pid)
     finally:
         child.stdin.close()
         try:
@@ -355,7 +355,7 @@ def score(request: Request, got: dict[str, Any], latency: float,
 
 
 # --- the run ----------------------------------------------------------------------------------
-def run_requests(url: str, nodes: list[Node], requests: list[Request],
+def run_requests(url: str, key: str, nodes: list[Node], requests: list[Request],
                  tool_schemas: dict[tuple[str, str], dict[str, Any]]) -> tuple[list[dict[str, Any]],
                                                                                 float]:
     """Every request through the center, node after node; the rows and the cold seconds
@@ -366,7 +366,7 @@ def run_requests(url: str, nodes: list[Node], requests: list[Request],
     rows: list[dict[str, Any]] = []
     cold = 0.0
     started = time.perf_counter()
-    with JarvisCommandCenterClient(url, timeout=300) as client:
+    with JarvisCommandCenterClient(url, timeout=300, key=key) as client:
         for node in nodes:
             mine = [r for r in requests if r.node == node.index]
             if not mine:
@@ -578,8 +578,8 @@ def main() -> None:
         return
     model_path = model_file(args.model, args.model_path)
     print(f"{len(requests)} requests on {len(nodes)} nodes", file=sys.stderr, flush=True)
-    with center(model_path, backend_args(args.backend_arg)) as (url, rss):
-        rows, cold = run_requests(url, nodes, requests, schemas(tools))
+    with center(model_path, backend_args(args.backend_arg)) as (url, key, rss):
+        rows, cold = run_requests(url, key, nodes, requests, schemas(tools))
         peak = rss()
     config = {"split": args.split, "model": args.model, "model_path": model_path,
               "seed": args.seed, "per_service": args.per_service, "negatives": args.negatives,

@@ -218,7 +218,8 @@ def collect(asks: list[Ask], model_path: str, threads: int | None = None
     features: list[npt.NDArray[np.float32]] = []
     started = time.perf_counter()
     with closing(backend), CenterServer(settings=settings, backend=backend) as server, \
-            JarvisCommandCenterClient(server.url, timeout=300) as client:
+            JarvisCommandCenterClient(server.url, timeout=300,
+                                      key=server.add_node("probe")) as client:
         for ask in asks:
             if ask.node is None:
                 os.environ["JARVIS_FAKE_NOW"] = REFERENCE  # read by the center's clock

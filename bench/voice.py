@@ -3,7 +3,7 @@
     .venv/bin/python bench/voice.py            # short run (a few minutes)
     .venv/bin/python bench/voice.py --full     # 150 commands, 1 hour of non-wake speech
     .venv/bin/python bench/voice.py --commands 40 --false-accept-minutes 10
-    .venv/bin/python bench/voice.py --center http://127.0.0.1:8000   # LLM commands too
+    .venv/bin/python bench/voice.py --center http://127.0.0.1:8000 --key jnk_...  # LLM too
 
 Spoken commands are texts from the built-in commands' examples and bench/corpus (lines
 with a tool; the deliberately misheard `asr_mixed` file is left out). Each is synthesized
@@ -233,6 +233,7 @@ def main() -> int:
                         help="Whisper's usual 30-second window for every request")
     parser.add_argument("--center", help="a running center for the commands the fast path "
                         "does not take (default: none, fast path only)")
+    parser.add_argument("--key", help="this node's key on that center (jarvis nodes add bench)")
     args = parser.parse_args()
     if args.full:
         args.commands, args.false_accept_minutes = 150, 60.0
@@ -256,7 +257,8 @@ def main() -> int:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="jarvis-voice-bench-") as tmp:
         url = args.center or f"http://127.0.0.1:{_closed_port()}"
-        client = JarvisCommandCenterClient(url, retries=0 if not args.center else 2)
+        client = JarvisCommandCenterClient(url, retries=0 if not args.center else 2,
+                                           key=args.key)
         with open_node(NodeSettings(data_dir=Path(tmp), timezone="Europe/Paris"),
                        client=client) as node:
             texts = commands_to_say(node.registry, args.commands)

@@ -145,11 +145,15 @@ class CompactScripted(ScriptedBackend):
         return {}
 
 
-def _start(url: str, cid: str, builtins: tuple[list[dict[str, Any]], list[dict[str, Any]]],
-           ) -> None:
+def _start(server: CenterServer, cid: str,
+           builtins: tuple[list[dict[str, Any]], list[dict[str, Any]]]) -> dict[str, str]:
+    """Start the conversation as a node of its own; the headers that node sends."""
+    auth = {"Authorization": f"Bearer {server.add_node(f'node-{cid}')}"}
     body = {"conversation_id": cid, "node_context": ZONE,
             "client_tools": builtins[0], "available_commands": builtins[1]}
-    assert httpx.post(f"{url}/api/v0/conversation/start", json=body).status_code == 200
+    response = httpx.post(f"{server.url}/api/v0/conversation/start", json=body, headers=auth)
+    assert response.status_code == 200
+    return auth
 
 
 def test_center_sends_the_compact_prompt_warms_it_and_nothing_follows_the_utterance(
@@ -159,8 +163,8 @@ def test_center_sends_the_compact_prompt_warms_it_and_nothing_follows_the_uttera
     monkeypatch.setenv("JARVIS_FAKE_NOW", "2026-01-14T10:00:00-05:00")
     backend = CompactScripted([tool_call("set_timer", duration="PT5M")])
     with CenterServer(settings=CenterSettings(data_dir=tmp_path), backend=backend) as server:
-        _start(server.url, "c1", builtins)
-        reply = httpx.post(f"{server.url}/api/v0/voice/command",
+        auth = _start(server, "c1", builtins)
+        reply = httpx.post(f"{server.url}/api/v0/voice/command", headers=auth,
                            json={"conversation_id": "c1", "voice_command": "5 minute timer"})
     assert reply.json()["stop_reason"] == "tool_calls"
     request: LLMRequest = backend.requests[0]
@@ -190,8 +194,8 @@ def test_a_backend_that_reads_date_hints_gets_no_date_table(
     monkeypatch.setenv("JARVIS_FAKE_NOW", "2026-01-14T10:00:00-05:00")
     backend = HintedScripted([tool_call("get_weather")])
     with CenterServer(settings=CenterSettings(data_dir=tmp_path), backend=backend) as server:
-        _start(server.url, "c3", builtins)
-        httpx.post(f"{server.url}/api/v0/voice/command",
+        auth = _start(server, "c3", builtins)
+        httpx.post(f"{server.url}/api/v0/voice/command", headers=auth,
                    json={"conversation_id": "c3", "voice_command": "weather on friday at 5 pm"})
     request: LLMRequest = backend.requests[0]
     assert request.messages[1]["content"] == compact_dates_message(ZONE, NOW, table=False)
@@ -207,8 +211,8 @@ def test_a_prompt_too_long_for_the_model_is_said_so(
 
     backend = ScriptedBackend([too_long])
     with CenterServer(settings=CenterSettings(data_dir=tmp_path), backend=backend) as server:
-        _start(server.url, "c2", builtins)
-        reply = httpx.post(f"{server.url}/api/v0/voice/command",
+        auth = _start(server, "c2", builtins)
+        reply = httpx.post(f"{server.url}/api/v0/voice/command", headers=auth,
                            json={"conversation_id": "c2", "voice_command": "hello"}).json()
     assert reply["stop_reason"] == "error"
     assert "more than the language model can read" in reply["assistant_message"]

@@ -3,19 +3,41 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 
+from jarvis.center.app import NODE_PATHS
 from jarvis.center.server import CenterServer
 
 
-class Center:
-    """A running center and an HTTP client for it."""
+def node_name() -> str:
+    """A node name of this test only (the PostgreSQL schema is shared by the whole run)."""
+    return f"node-{uuid.uuid4().hex[:12]}"
 
-    def __init__(self, server: CenterServer) -> None:
+
+class NodeKeyAuth(httpx.Auth):
+    """Sends the node key to the node routes only (the console and read API take the admin
+    token), unless the request carries an Authorization header of its own."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def auth_flow(self, request: httpx.Request) -> Iterator[httpx.Request]:
+        if request.url.path in NODE_PATHS and "authorization" not in request.headers:
+            request.headers["Authorization"] = f"Bearer {self.key}"
+        yield request
+
+
+class Center:
+    """A running center and an HTTP client for it, authenticated as a node of its own."""
+
+    def __init__(self, server: CenterServer, node: tuple[str, str] | None = None) -> None:
+        """`node`: (name, key) of a node the center's database already knows."""
         self.server = server
-        self.client = httpx.Client(base_url=server.url, timeout=30)
+        self.node, self.key = node or (name := node_name(), server.add_node(name))
+        self.client = httpx.Client(base_url=server.url, timeout=30, auth=NodeKeyAuth(self.key))
 
     @property
     def url(self) -> str:

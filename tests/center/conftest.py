@@ -54,7 +54,10 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 def make_center(db_url: str, tmp_path: Path) -> Iterator[Callable[..., Center]]:
-    """`make_center(backend, **settings)` -> a running `Center` on this test's database."""
+    """`make_center(backend, **settings)` -> a running `Center` on this test's database.
+
+    Centers on the test's database share one node (its key works on each of them).
+    """
     started: list[Center] = []
 
     def make(backend: LLMBackend | None = None, **settings: Any) -> Center:
@@ -62,7 +65,9 @@ def make_center(db_url: str, tmp_path: Path) -> Iterator[Callable[..., Center]]:
         settings.setdefault("database_url", db_url)
         settings.setdefault("log_level", "warning")
         server = CenterServer(CenterSettings(**settings), backend).start()
-        center = Center(server)
+        shared = next((c for c in started if c.server.settings.database_url == db_url), None)
+        same_db = settings["database_url"] == db_url and shared is not None
+        center = Center(server, (shared.node, shared.key) if same_db and shared else None)
         started.append(center)
         return center
 

@@ -171,8 +171,8 @@ def test_concurrent_change_is_409_and_loses_nothing(make_center: Any) -> None:
     def slow(request: LLMRequest) -> Any:
         # While this request is thinking, the conversation is started again elsewhere.
         center = holder["center"]
-        httpx.post(f"{center.url}/api/v0/conversation/start",
-                   json={"conversation_id": holder["cid"], "client_tools": [WEATHER_TOOL]})
+        center.client.post("/api/v0/conversation/start",
+                           json={"conversation_id": holder["cid"], "client_tools": [WEATHER_TOOL]})
         started.set()
         return text("late answer")
 
@@ -289,10 +289,14 @@ def test_jarvis_serve_with_a_script(tmp_path: Path) -> None:
             assert process.poll() is None, process.stdout.read().decode()  # type: ignore[union-attr]
             assert time.monotonic() < deadline, "jarvis serve did not come up"
             time.sleep(0.1)
+        # A node key from `jarvis nodes add` on the same data folder (stdout: the key alone).
+        added = subprocess.run([sys.executable, "-m", "jarvis.cli.main", "nodes", "add", "den"],
+                               env=env, capture_output=True, text=True, check=True)
+        auth = {"Authorization": f"Bearer {added.stdout.strip()}"}
         cid = conversation_id()
-        httpx.post(f"{base}/api/v0/conversation/start",
+        httpx.post(f"{base}/api/v0/conversation/start", headers=auth,
                    json={"conversation_id": cid, "client_tools": [WEATHER_TOOL]})
-        reply = httpx.post(f"{base}/api/v0/voice/command",
+        reply = httpx.post(f"{base}/api/v0/voice/command", headers=auth,
                            json={"conversation_id": cid, "voice_command": "weather in lagos"})
         assert reply.json()["tool_calls"][0]["function"]["name"] == "open_weather_command"
         assert (tmp_path / "center.db").exists()

@@ -81,7 +81,8 @@ def client(
     backend.load()
     settings = CenterSettings(data_dir=tmp_path_factory.mktemp("center-embedded"))
     with (CenterServer(settings=settings, backend=backend) as server,
-          JarvisCommandCenterClient(server.url, timeout=300) as node_client):
+          JarvisCommandCenterClient(server.url, timeout=300,
+                                    key=server.add_node("node")) as node_client):
         yield node_client
     backend.close()
 
@@ -278,7 +279,8 @@ def test_a_users_own_command_is_not_overruled_by_the_probe(
     settings = CenterSettings(data_dir=tmp_path)
     try:
         with (CenterServer(settings=settings, backend=backend) as server,
-              JarvisCommandCenterClient(server.url, timeout=300) as node_client):
+              JarvisCommandCenterClient(server.url, timeout=300,
+                                    key=server.add_node("node")) as node_client):
             node_client.start_conversation("own-command", CONTEXT, [*schemas[0], tool],
                                            [*schemas[1], schema])
             response = node_client.send_command(
@@ -335,7 +337,8 @@ def test_prompt_too_long_is_a_clear_error(
     settings = CenterSettings(data_dir=tmp_path)
     try:
         with (CenterServer(settings=settings, backend=backend) as server,
-              JarvisCommandCenterClient(server.url, timeout=120) as node_client):
+              JarvisCommandCenterClient(server.url, timeout=120,
+                                        key=server.add_node("node")) as node_client):
             response = _ask(node_client, schemas, "what time is it")
     finally:
         backend.close()
@@ -353,7 +356,8 @@ def test_a_file_that_is_not_a_model_is_refused_clearly(tmp_path: Path) -> None:
                                  yaml_tools=False, user_dir=None)
     tools = [c.to_openai_tool_schema() for c in registry]
     with (CenterServer(settings=settings, backend=backend) as server,
-          JarvisCommandCenterClient(server.url, timeout=60) as node_client):
+          JarvisCommandCenterClient(server.url, timeout=60,
+                                    key=server.add_node("node")) as node_client):
         node_client.start_conversation("bad-model", CONTEXT, tools)
         response = node_client.send_command("what time is it", "bad-model")
     assert response.stop_reason == "error"

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from center_helpers import WEATHER_TOOL, Center, conversation_id, function_tool
 
@@ -153,16 +154,21 @@ def test_a_node_over_its_rate_gets_429_with_retry_after_and_nothing_is_stored(
     center.command(cid, "hello again")
     refused = center.client.post(COMMAND, json={"conversation_id": cid, "voice_command": "hi"})
     error = _error(refused, 429)
-    assert error.startswith("too many requests from node 'kitchen-pi'"), error
+    # The bucket is the authenticated node's, whatever node_id the body declares.
+    assert error.startswith(f"too many requests from node '{center.node}'"), error
     wait = int(refused.headers["retry-after"])
     assert 1 <= wait <= 5
-    assert refused.json()["detail"] == {"node_id": "kitchen-pi", "retry_after": wait}
+    assert refused.json()["detail"] == {"node_id": center.node, "retry_after": wait}
     assert center.store.load(cid).message_count == 4  # two turns, not three
-    # Another node's conversation has its own bucket.
+    # Another node (another key) has its own bucket.
+    bedroom = httpx.Client(base_url=center.url, timeout=30, headers={
+        "Authorization": f"Bearer {center.server.add_node(f'bedroom-{center.node}')}"})
     other = conversation_id()
     body = _start_body(other, [WEATHER_TOOL], node_id="bedroom-pi")
-    assert center.client.post(START, json=body).status_code == 200
-    assert center.command(other, "hello")["assistant_message"] == "Fine."
+    assert bedroom.post(START, json=body).status_code == 200
+    said = bedroom.post(COMMAND, json={"conversation_id": other, "voice_command": "hello"})
+    assert said.json()["assistant_message"] == "Fine."
+    bedroom.close()
     time.sleep(int(refused.headers["retry-after"]))
     assert center.command(cid, "hi")["assistant_message"] == "Fine."
 
@@ -199,7 +205,7 @@ def test_the_node_client_waits_out_a_short_retry_after_and_reports_a_long_one(
     for per_minute, waits in ((60, True), (1, False)):
         center = sqlite_center(rate_limit_per_minute=per_minute, rate_limit_burst=2)
         cid = conversation_id()
-        with JarvisCommandCenterClient(center.url) as client:
+        with JarvisCommandCenterClient(center.url, key=center.key) as client:
             client.start_conversation(cid, NodeContext(node_id="kitchen-pi"), [WEATHER_TOOL])
             assert client.send_command("hello", cid).assistant_message == "Fine."
             began = time.monotonic()
@@ -210,5 +216,5 @@ def test_the_node_client_waits_out_a_short_retry_after_and_reports_a_long_one(
             with pytest.raises(CenterError) as refused:  # a minute's wait: the caller decides
                 client.send_command("hello", cid)
             assert refused.value.status_code == 429
-            assert refused.value.message.startswith("too many requests from node 'kitchen-pi'")
+            assert refused.value.message.startswith(f"too many requests from node '{center.node}'")
             assert time.monotonic() - began < 5

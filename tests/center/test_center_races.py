@@ -57,12 +57,14 @@ class RaceLLM:
 @pytest.fixture
 def two_centers(db_url: str, tmp_path: Path) -> Iterator[tuple[RaceLLM, Center, Center]]:
     llm = RaceLLM()
-    centers = []
+    centers: list[Center] = []
     for name in ("a", "b"):
         # No rate limit: each race is hundreds of requests from one node within seconds.
         settings = CenterSettings(data_dir=tmp_path / name, database_url=db_url,
                                   log_level="warning", rate_limit_per_minute=0)
-        centers.append(Center(CenterServer(settings, llm.backend()).start()))
+        # One node, known to both centers through their database.
+        node = (centers[0].node, centers[0].key) if centers else None
+        centers.append(Center(CenterServer(settings, llm.backend()).start(), node))
     yield llm, centers[0], centers[1]
     for center in centers:
         center.close()

@@ -26,7 +26,7 @@ from jarvis.center.server import CenterServer
 from jarvis.center.settings import CenterSettings
 from jarvis.node.client import JarvisCommandCenterClient
 from jarvis.node.registry import discover_commands
-from jarvis.protocol.models import ToolOutput, ToolResult
+from jarvis.protocol.models import ToolCall, ToolOutput, ToolResult
 from jarvis.sdk.context import CommandContext
 
 pytestmark = pytest.mark.model
@@ -56,7 +56,8 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     settings = CenterSettings(data_dir=tmp_path_factory.mktemp("center-refine"),
                               llm_timeout=300)
     with (CenterServer(settings=settings, backend=backend) as server,
-          JarvisCommandCenterClient(server.url, timeout=600) as client):
+          JarvisCommandCenterClient(server.url, timeout=600,
+                                    key=server.add_node("node")) as client):
         yield client, tools, commands
     backend.close()
 
@@ -68,6 +69,8 @@ class _Conversation:
         self.client, tools, commands = node
         self.id = "refine-" + uuid.uuid4().hex
         self.client.start_conversation(self.id, CONTEXT, tools, commands)
+        # Every call run, in order: a refinement names the call it changes (`refines`).
+        self.calls: list[ToolCall] = []
 
     def say(self, text: str) -> tuple[str, dict[str, Any]]:
         """The one call `text` leads to (reported as run), as (tool, arguments)."""
@@ -75,6 +78,7 @@ class _Conversation:
         assert response.stop_reason == "tool_calls", (text, response.stop_reason,
                                                       response.assistant_message)
         [call] = response.tool_calls or []
+        self.calls.append(call)
         done = self.client.send_tool_results(self.id, [ToolResult(
             tool_call_id=call.id, output=ToolOutput(success=True, message="Done."))])
         assert done.stop_reason == "complete", done.assistant_message
@@ -92,6 +96,8 @@ def test_a_timer_follow_up_changes_only_the_duration(node: Any) -> None:
     assert (name, first["duration"]) == ("set_timer", "PT10M"), first
     name, second = talk.say("actually make it 20 minutes")
     assert name == "set_timer" and _changed(first, second) == {"duration": "PT20M"}, second
+    # The node changes the timer the first call started instead of starting a second one.
+    assert talk.calls[1].refines == talk.calls[0].id
 
 
 def test_weather_follow_ups_change_the_unit_then_the_day_and_keep_the_city(node: Any) -> None:
@@ -121,6 +127,7 @@ def test_a_reminder_follow_up_changes_only_the_clock_time(node: Any) -> None:
     # Two clock times in one conversation: the second one is said too, so it is kept.
     name, second = talk.say("actually make it 6 pm")
     assert name == "reminder" and _changed(first, second) == {"time": "18:00"}, second
+    assert talk.calls[1].refines == talk.calls[0].id
 
 
 def test_a_foreign_command_is_refined_from_its_schema_alone(node: Any) -> None:
@@ -132,6 +139,7 @@ def test_a_foreign_command_is_refined_from_its_schema_alone(node: Any) -> None:
     # A step: a tenth of the schema's 10..30 range.
     name, third = talk.say("make it a bit warmer")
     assert (name, third) == ("set_thermostat", {"room": "living room", "temperature": 25})
+    assert [c.refines for c in talk.calls] == [None, talk.calls[0].id, talk.calls[1].id]
 
 
 def test_a_new_request_after_a_refinable_call_is_not_a_refinement(node: Any) -> None:

@@ -27,7 +27,8 @@ from schemathesis.generation import GenerationMode
 from jarvis.center.llm.base import LLMReply, LLMRequest
 from jarvis.center.llm.scripted import ScriptedBackend, text, tool_call
 
-STARTED = [f"protocol-{n}" for n in range(4)]
+# The started conversations' ids, new for each center: each belongs to that center's node.
+STARTED: list[str] = []
 EXAMPLES_PER_OPERATION = 30
 
 
@@ -58,16 +59,18 @@ def live_center(make_center: Any) -> Center:
     # No rate limit: thousands of generated requests would otherwise mostly meet a 429.
     center = make_center(ScriptedBackend([ScriptedProtocolLLM().reply], loop=True),
                          rate_limit_per_minute=0)
+    STARTED[:] = [f"protocol-{center.node}-{n}" for n in range(4)]
     for cid in STARTED:
         center.start(cid, [WEATHER_TOOL])
     return center
 
 
 @pytest.fixture
-def center_api(live_center: Center) -> Any:
+def center_api(live_center: Center) -> tuple[Any, dict[str, str]]:
+    """The live center's API and the headers of its node (every request carries its key)."""
     schema = schemathesis.openapi.from_url(f"{live_center.url}/openapi.json")
     schema.config.update(base_url=live_center.url)
-    return schema
+    return schema, {"Authorization": f"Bearer {live_center.key}"}
 
 
 def _aim_at_started(body: Any) -> None:
@@ -88,14 +91,20 @@ _CHECKS = [
 
 
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
-def test_every_answer_is_documented(center_api: Any, mode: GenerationMode) -> None:
-    operations = len(list(center_api.get_all_operations()))
+def test_every_answer_is_documented(
+    center_api: tuple[Any, dict[str, str]], mode: GenerationMode,
+) -> None:
+    api, node_key = center_api
+    operations = len(list(api.get_all_operations()))
 
-    @given(case=center_api.as_strategy(generation_mode=mode))
+    @given(case=api.as_strategy(generation_mode=mode))
     @settings(max_examples=EXAMPLES_PER_OPERATION * operations, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
     def send(case: Any) -> None:
         _aim_at_started(case.body)
-        case.call_and_validate(checks=_CHECKS, timeout=30)
+        response = case.call_and_validate(headers=node_key, checks=_CHECKS, timeout=30)
+        # The node key opens every node route; the admin side alone refuses it.
+        assert response.status_code != 401 or "/api/v0/conversations" in case.path \
+            or case.path == "/api/v0/nodes", (case.path, response.text)
 
     send()

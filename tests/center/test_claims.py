@@ -26,6 +26,8 @@ from jarvis.center.llm.scripted import ScriptedBackend, text
     "Your table is confirmed.",
     "Your reservation is on March 6th.",
     "Now playing Hello by Adele.",
+    "You could visit: 1. The Great Wall of China, a UNESCO site. 2. The Louvre.",
+    "Some options:\n1) Cafe Roma\n2) Sushi Bar",
 ])
 def test_reports_of_results_are_tool_facts(answer: str) -> None:
     assert states_tool_facts(answer)
@@ -35,6 +37,7 @@ def test_reports_of_results_are_tool_facts(answer: str) -> None:
     "Hello! How can I help?",
     "A spider has eight legs.",
     "The capital of Peru is Lima.",
+    "Mix 1. flour and sugar first.",
     "You're welcome!",
     "I'm doing well, thanks for asking.",
     "Sorry, I can't help with that.",

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from center_helpers import CALCULATOR_COMMAND, conversation_id
 
-from jarvis.center.console.access import COOKIE
+from jarvis.center.auth import COOKIE
 from jarvis.center.llm.scripted import ScriptedBackend, tool_call
 
 TOKEN = "console-pages-token-2b7f"

@@ -96,7 +96,7 @@ def test_no_page_or_answer_shows_a_planted_secret(node_data: Path, tmp_path: Pat
     assert "upload_file" in registry, registry.problems
 
     with CenterServer(settings, backend) as server:
-        client = JarvisCommandCenterClient(server.url)
+        client = JarvisCommandCenterClient(server.url, key=server.add_node("node"))
         result = CommandExecutionService(registry, client, node).process_voice_command(
             "upload the file /home/me/notes.txt")
         client.close()

@@ -60,7 +60,7 @@ def test_the_refinable_flag_reaches_the_catalog_from_either_form() -> None:
 
 def test_the_previous_call_is_the_one_successful_call_of_the_last_exchange() -> None:
     found = previous_call(_exchange("set_thermostat", {"room": "den", "temperature": 20}), TOOLS)
-    assert found == PreviousCall("set_thermostat", {"room": "den", "temperature": 20})
+    assert found == PreviousCall("set_thermostat", {"room": "den", "temperature": 20}, "c1")
     assert previous_call(_exchange("set_thermostat", {"room": "den"}, success=False),
                          TOOLS) is None
     # A tool without refinable parameters, or a later exchange without a call.

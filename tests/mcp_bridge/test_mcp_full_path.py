@@ -41,7 +41,8 @@ def node(data_dir: Path, center: tuple[CenterServer, ScriptedBackend],
          sample_command: list[str]) -> Iterator[Node]:
     _write_servers(data_dir, {"sample": {"command": sample_command, "call_timeout": 2}})
     settings = NodeSettings(data_dir=data_dir, timezone="Europe/Paris", node_id="hall")
-    with open_node(settings, client=JarvisCommandCenterClient(center[0].url)) as opened:
+    with open_node(settings, client=JarvisCommandCenterClient(
+            center[0].url, key=center[0].add_node("hall", replace=True))) as opened:
         yield opened
 
 
@@ -93,7 +94,8 @@ def test_the_published_time_server(
     _write_servers(data_dir, {"time": {"command": command}})
     backend = center[1]
     settings = NodeSettings(data_dir=data_dir, timezone="Europe/Paris", node_id="hall")
-    with open_node(settings, client=JarvisCommandCenterClient(center[0].url)) as opened:
+    with open_node(settings, client=JarvisCommandCenterClient(
+            center[0].url, key=center[0].add_node("hall", replace=True))) as opened:
         # the built-in get_current_time keeps its name; the server's is namespaced
         assert opened.registry.sources["get_current_time"] == "jarvis.commands.current_time"
         assert "time_get_current_time" in opened.registry and "convert_time" in opened.registry

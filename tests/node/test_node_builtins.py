@@ -21,7 +21,8 @@ def node_with_center(tmp_path: Path, data_dir: Path) -> Iterator[tuple[Node, Scr
     settings = CenterSettings(data_dir=tmp_path / "center", log_level="warning")
     with CenterServer(settings, backend) as server:
         node = open_node(NodeSettings(data_dir=data_dir, timezone="America/New_York",
-                                      center_url=server.url))
+                                      center_url=server.url,
+                                      center_key=server.add_node("node")))
         yield node, backend
         node.close()
 

@@ -61,7 +61,8 @@ class Harness:
                                   **center_settings)
         server = CenterServer(settings, self.backend).start()
         self.servers.append(server)
-        client = JarvisCommandCenterClient(server.url, transport=self.transport)
+        client = JarvisCommandCenterClient(server.url, transport=self.transport,
+                                           key=server.add_node("node", replace=True))
         self.clients.append(client)
         node = NodeSettings(data_dir=self.data_dir, timezone="Europe/Paris",
                             node_id="kitchen-pi", room="kitchen")

@@ -51,7 +51,7 @@ def setup(tmp_path: Path, data_dir: Path) -> Iterator[Setup]:
     settings = CenterSettings(data_dir=tmp_path / "center", log_level="warning")
     transport = BodyRecorder()
     with CenterServer(settings, backend) as server, JarvisCommandCenterClient(
-        server.url, transport=transport
+        server.url, transport=transport, key=server.add_node("kitchen-pi")
     ) as client:
         node = NodeSettings(data_dir=data_dir, timezone="Europe/Paris", node_id="kitchen-pi")
         store = NodeStore(data_dir)

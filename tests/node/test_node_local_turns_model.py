@@ -51,7 +51,8 @@ def node(backend: EmbeddedBackend, tmp_path: Path, data_dir: Path) -> Iterator[N
     settings = CenterSettings(data_dir=tmp_path / "center", log_level="warning",
                               llm_timeout=600)
     with (CenterServer(settings=settings, backend=backend) as server,
-          JarvisCommandCenterClient(server.url, timeout=900) as client):
+          JarvisCommandCenterClient(server.url, timeout=900,
+                                    key=server.add_node("node")) as client):
         node = open_node(NodeSettings(data_dir=data_dir, timezone="America/New_York",
                                       center_url=server.url), client=client)
         yield node

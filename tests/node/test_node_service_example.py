@@ -77,6 +77,7 @@ def center(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[CenterSe
     settings = CenterSettings(data_dir=tmp_path / "center", log_level="warning")
     server = CenterServer(settings, backend).start()
     monkeypatch.setenv("JARVIS_CENTER_URL", server.url)
+    monkeypatch.setenv("JARVIS_CENTER_KEY", server.add_node("node"))
     try:
         yield server
     finally:

@@ -41,7 +41,7 @@ def node(tmp_path: Path, data_dir: Path) -> Iterator[Node]:
                               direct_tool_message=False)
     server = CenterServer(settings, backend).start()
     paths = CountingTransport()
-    client = JarvisCommandCenterClient(server.url, transport=paths)
+    client = JarvisCommandCenterClient(server.url, transport=paths, key=server.add_node("hall"))
     node_settings = NodeSettings(data_dir=data_dir, timezone="Europe/Paris", node_id="hall")
     store = NodeStore(data_dir)
     registry = CommandRegistry.from_commands([Thermometer(), PauseMusic()],

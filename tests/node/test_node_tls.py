@@ -135,11 +135,13 @@ def _converse(client: JarvisCommandCenterClient) -> str:
 def test_a_node_with_the_home_ca_talks_to_the_center_over_https(
         https_center: CenterServer, pki: Pki) -> None:
     assert https_center.url.startswith("https://127.0.0.1:")
-    with JarvisCommandCenterClient(https_center.url, ca_file=pki.ca) as client:
+    with JarvisCommandCenterClient(https_center.url, ca_file=pki.ca,
+                                   key=https_center.add_node("node", replace=True)) as client:
         assert _converse(client) == "Fine."
     # The same certificate names the center as localhost too.
     url = https_center.url.replace("127.0.0.1", "localhost")
-    with JarvisCommandCenterClient(url, ca_file=pki.ca) as client:
+    with JarvisCommandCenterClient(url, ca_file=pki.ca,
+                                   key=https_center.add_node("node", replace=True)) as client:
         assert _converse(client) == "Fine."
 
 
@@ -163,7 +165,8 @@ def test_a_certificate_for_another_host_name_is_refused(pki: Pki, tmp_path: Path
     settings = CenterSettings(data_dir=tmp_path, log_level="warning",
                               ssl_certfile=pki.elsewhere_cert, ssl_keyfile=pki.elsewhere_key)
     with CenterServer(settings, ScriptedBackend([text("Fine.")], loop=True)) as server:
-        client = JarvisCommandCenterClient(server.url, ca_file=pki.ca)
+        client = JarvisCommandCenterClient(server.url, ca_file=pki.ca,
+                                           key=server.add_node("node"))
         with client, pytest.raises(CenterCertificateError) as refused:
             client.start_conversation("conv-elsewhere", NodeContext(), [TOOL])
     message = str(refused.value)
@@ -175,6 +178,7 @@ def test_the_node_settings_take_the_ca_from_the_environment(
         https_center: CenterServer, pki: Pki, data_dir: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JARVIS_CENTER_URL", https_center.url)
+    monkeypatch.setenv("JARVIS_CENTER_KEY", https_center.add_node("node", replace=True))
     monkeypatch.setenv("JARVIS_CENTER_CA", str(pki.ca))
     settings = NodeSettings.from_env()
     assert settings.center_ca == pki.ca

@@ -113,7 +113,8 @@ def test_yaml_tool_through_center_and_node(node_data: Path, tmp_path: Path, capl
     assert "disk_usage" in registry, registry.problems
 
     with CenterServer(settings, backend) as server:
-        client = JarvisCommandCenterClient(server.url, transport=transport)
+        client = JarvisCommandCenterClient(server.url, transport=transport,
+                                           key=server.add_node("node"))
         service = CommandExecutionService(registry, client, node)
         result = service.process_voice_command("how big is my music folder")
         client.close()

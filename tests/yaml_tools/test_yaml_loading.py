@@ -296,7 +296,8 @@ def test_enum_synonyms_reach_the_command_schema(tmp_path):
     assert info.value.line == 6
 
 
-def test_refinable_reaches_both_schemas_and_must_be_a_flag(tmp_path):
+def _lamp_file(tmp_path, *fields: str) -> Path:
+    """A YAML tool with one int parameter `level`, declared with `fields` (lines 8 on)."""
     path = Path(tmp_path / "lamp.yaml")
     path.write_text(
         "tools:\n"
@@ -305,9 +306,13 @@ def test_refinable_reaches_both_schemas_and_must_be_a_flag(tmp_path):
         "    exec: [lampctl, '{level}']\n"
         "    params:\n"
         "      - name: level\n"
-        "        type: int\n"
-        "        refinable: true\n"
+        "        type: int\n" + "".join(f"        {f}\n" for f in fields)
     )
+    return path
+
+
+def test_refinable_reaches_both_schemas_and_must_be_a_flag(tmp_path):
+    path = _lamp_file(tmp_path, "refinable: true")
     [tool] = load_tool_file(path)
     assert tool.get_command_schema()["parameters"][0]["refinable"] is True
     level = tool.to_openai_tool_schema()["function"]["parameters"]["properties"]["level"]
@@ -317,6 +322,21 @@ def test_refinable_reaches_both_schemas_and_must_be_a_flag(tmp_path):
         load_tool_file(path)
     assert "'refinable' must be true or false" in info.value.message
     assert info.value.line == 8
+
+
+def test_minimum_and_maximum_bound_a_number_and_are_refused_elsewhere(tmp_path):
+    path = _lamp_file(tmp_path, "minimum: 0", "maximum: 100", "refinable: true")
+    [tool] = load_tool_file(path)
+    assert tool.get_command_schema()["parameters"][0]["maximum"] == 100
+    level = tool.to_openai_tool_schema()["function"]["parameters"]["properties"]["level"]
+    assert (level["minimum"], level["maximum"]) == (0, 100)
+    [problem] = [r for r in tool.validate_call(level=150) if not r.success]
+    assert problem.message == "Invalid value for 'level': 150 is above the maximum of 100"
+    path.write_text(path.read_text().replace("type: int", "type: str"))
+    with pytest.raises(ToolFileError) as info:
+        load_tool_file(path)
+    assert "need a number type" in info.value.message
+    assert info.value.line == 6
 
 
 @pytest.mark.parametrize(

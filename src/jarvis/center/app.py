@@ -15,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from jarvis.center.auth import NodeAuth, NodeKeyGate, NodeKeys, request_node
 from jarvis.center.console import mount_console
 from jarvis.center.engine import (
     BadRequestError,
@@ -42,6 +43,7 @@ from jarvis.protocol import (
     ErrorResponse,
     ToolCallingResponse,
     VoiceCommandRequest,
+    WhoAmIResponse,
 )
 
 __all__ = ["create_app"]
@@ -50,9 +52,17 @@ log = logging.getLogger(__name__)
 
 WORKER_THREADS = 32
 
+# The routes only nodes call; each needs a node key (unless insecure_no_auth).
+NODE_PATHS = frozenset(
+    f"{API_PREFIX}{path}"
+    for path in ("/conversation/start", "/voice/command", "/voice/command/continue",
+                 "/voice/command/stream", "/voice/command/continue/stream", "/whoami")
+)
+
 _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorResponse, "description": "The request does not fit the conversation"},
-    404: {"model": ErrorResponse, "description": "Unknown conversation"},
+    401: {"model": ErrorResponse, "description": "Missing, invalid or revoked node key"},
+    404: {"model": ErrorResponse, "description": "Unknown conversation (or another node's)"},
     409: {"model": ErrorResponse, "description": "Changed by a concurrent request"},
     413: {"model": ErrorResponse, "description": "Body too large"},
     422: {"model": ErrorResponse, "description": "Malformed body"},
@@ -106,8 +116,8 @@ def create_app(
     # A plain executor: cheaper per call than anyio's thread pool.
     workers = ThreadPoolExecutor(max_workers=WORKER_THREADS, thread_name_prefix="center")
 
-    async def off_loop(function: Callable[[Any], Any], body: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(workers, function, body)
+    async def off_loop(function: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(workers, function, *args)
 
     async def off_loop_call(function: Callable[[], Any]) -> Any:
         return await asyncio.get_running_loop().run_in_executor(workers, function)
@@ -138,6 +148,13 @@ def create_app(
     app.state.backend = backend
     app.state.retention = retention
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    if not settings.insecure_no_auth:
+        app.add_middleware(NodeKeyGate, auth=NodeAuth(NodeKeys(store)), paths=NODE_PATHS,
+                           run=off_loop_call)
+    else:
+        log.warning("node authentication is OFF (insecure_no_auth): any local program may "
+                    "use this center")
+    # Outermost: refusals of the key gate are counted too.
     app.add_middleware(RequestMetrics, metrics=metrics)
     mount_console(app, settings, store, engine, backend, metrics, off_loop_call)
 
@@ -200,24 +217,30 @@ def create_app(
         response_model=ConversationStartResponse,
         responses=_ERRORS,
     )
-    async def start(body: ConversationStartRequest) -> Response:
+    async def start(body: ConversationStartRequest, request: Request) -> Response:
         """Register the node's tools for a conversation (again: replace them, keep history)."""
-        await off_loop(engine.start, body)
+        await off_loop(engine.start, body, request_node(request))
         return _json(ConversationStartResponse(conversation_id=body.conversation_id))
 
     @app.post(f"{API_PREFIX}/voice/command", response_model=ToolCallingResponse, responses=_ERRORS)
-    async def voice_command(body: VoiceCommandRequest) -> Response:
+    async def voice_command(body: VoiceCommandRequest, request: Request) -> Response:
         """A new utterance; answers with tool calls, a question, or the spoken reply."""
-        return _json(await off_loop(engine.command, body))
+        return _json(await off_loop(engine.command, body, request_node(request)))
 
     @app.post(
         f"{API_PREFIX}/voice/command/continue",
         response_model=ToolCallingResponse,
         responses=_ERRORS,
     )
-    async def voice_continue(body: ContinueRequest) -> Response:
+    async def voice_continue(body: ContinueRequest, request: Request) -> Response:
         """Tool results or the user's answer to a clarification question."""
-        return _json(await off_loop(engine.continue_, body))
+        return _json(await off_loop(engine.continue_, body, request_node(request)))
+
+    @app.get(f"{API_PREFIX}/whoami", response_model=WhoAmIResponse, responses=_ERRORS)
+    async def whoami(request: Request) -> Response:
+        """The node this key belongs to (what `jarvis node login` checks)."""
+        node = request_node(request)
+        return _json(WhoAmIResponse(node=node, authenticated=node is not None))
 
     mount_streaming(app, engine, workers, _ERRORS)
     return app

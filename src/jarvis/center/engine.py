@@ -57,7 +57,13 @@ from jarvis.center.ratelimit import RateLimiter
 from jarvis.center.refine import refinement
 from jarvis.center.server_tools import ASK_USER, SERVER_TOOL_NAMES, SERVER_TOOLS, run_server_tool
 from jarvis.center.spoken_numbers import digits_for_numbers
-from jarvis.center.store import ConcurrentUpdateError, ConversationRecord, Store, TurnWrite
+from jarvis.center.store import (
+    ConcurrentUpdateError,
+    ConversationOwnedError,
+    ConversationRecord,
+    Store,
+    TurnWrite,
+)
 from jarvis.center.toolspec import ToolCatalog, build_catalog, catalog_for
 from jarvis.center.turn_events import TurnEvents
 from jarvis.center.validation import CallProblem, check_call, retry_message
@@ -186,6 +192,8 @@ class _Turn:
     asked: set[tuple[str, str]] = field(default_factory=set)
     # Call id -> keys a refinement carried over from the previous call (see refine.py).
     carried: dict[str, frozenset[str]] = field(default_factory=dict)
+    # (tool, id of the call it changes) when this turn refines the last call.
+    refines: tuple[str, str] | None = None
     # Set for a streamed request: where its tool calls and sentences go.
     events: TurnEvents | None = None
     trace: dict[str, Any] = field(
@@ -220,6 +228,14 @@ def _tool_message(call_id: str, name: str, payload: Any) -> dict[str, Any]:
     if len(content) > MAX_TOOL_CONTENT:
         content = content[:MAX_TOOL_CONTENT] + " ...(truncated)"
     return {"role": "tool", "tool_call_id": call_id, "name": name, "content": content}
+
+
+def _refined_id(turn: _Turn, call: LLMToolCall, calls: list[LLMToolCall]) -> str | None:
+    """The id of the call `call` changes: a refinement's one call to the refined tool (by
+    name, so a retried call still says it)."""
+    if turn.refines is None or call.name != turn.refines[0]:
+        return None
+    return turn.refines[1] if sum(c.name == call.name for c in calls) == 1 else None
 
 
 def _unique_ids(calls: list[LLMToolCall]) -> list[LLMToolCall]:
@@ -294,9 +310,12 @@ class Engine:
         self.date_table = not getattr(backend, "reads_date_hints", False)
 
     # --- endpoints --------------------------------------------------------------------
-    def start(self, request: ConversationStartRequest) -> bool:
-        """Register (or replace) a conversation's tools; True when it is new."""
-        self._admit(request.node_context.node_id)
+    def start(self, request: ConversationStartRequest, node: str | None = None) -> bool:
+        """Register (or replace) a conversation's tools; True when it is new.
+
+        `node`: the authenticated node, which owns the conversation (None: no owner).
+        """
+        self._admit(node or request.node_context.node_id)
         commands = (
             [c.model_dump() for c in request.available_commands]
             if request.available_commands is not None
@@ -319,7 +338,10 @@ class Engine:
                 request.node_context.model_dump(),
                 request.client_tools,
                 commands,
+                owner=node,
             )
+        except ConversationOwnedError as exc:
+            raise ConversationNotFoundError(request.conversation_id) from exc
         except ConcurrentUpdateError as exc:
             raise ConflictError(
                 f"conversation '{request.conversation_id}' was started by another request "
@@ -350,10 +372,12 @@ class Engine:
         threading.Thread(target=run, name="llm-warm", daemon=True).start()
 
     def command(
-        self, request: VoiceCommandRequest, events: TurnEvents | None = None
+        self, request: VoiceCommandRequest, node: str | None = None,
+        events: TurnEvents | None = None,
     ) -> ToolCallingResponse:
-        """A new utterance in a conversation; `events` streams the turn as it goes."""
-        turn = self._begin(request.conversation_id, "command", request.voice_command)
+        """A new utterance in a conversation (of `node`, when authenticated); `events`
+        streams the turn as it goes."""
+        turn = self._begin(request.conversation_id, node, "command", request.voice_command)
         turn.events = events
         # Kept in the trace too: a failed turn writes no messages, and the console shows it.
         turn.trace["voice_command"] = request.voice_command
@@ -367,13 +391,14 @@ class Engine:
         return self._finish(turn, lambda: self._infer(turn, first=self._refined(turn)))
 
     def continue_(
-        self, request: ContinueRequest, events: TurnEvents | None = None
+        self, request: ContinueRequest, node: str | None = None,
+        events: TurnEvents | None = None,
     ) -> ToolCallingResponse:
-        """Tool results from the node, or the user's answer to a clarification question;
-        `events` streams the turn as it goes."""
+        """Tool results from the node, or the user's answer to a clarification question
+        (in a conversation of `node`, when authenticated); `events` streams the turn."""
         _check_continue_shape(request)
-        record = self._load(request.conversation_id)
-        turn = self._begin_from(record, "continue", record.voice_command)
+        record = self._load(request.conversation_id, node)
+        turn = self._begin_from(record, node, "continue", record.voice_command)
         turn.events = events
         pending = record.pending or {}
         waiting = pending.get("kind")
@@ -400,23 +425,29 @@ class Engine:
         return digits_for_numbers(text) if self.config.digits_for_numbers else text
 
     # --- request plumbing -------------------------------------------------------------
-    def _load(self, conversation_id: str) -> ConversationRecord:
+    def _load(self, conversation_id: str, node: str | None) -> ConversationRecord:
+        """The conversation; another node's is as unknown as one never started."""
         record = self.store.load(conversation_id)
-        if record is None:
+        if record is None or (node is not None and record.owner != node):
             raise ConversationNotFoundError(conversation_id)
         return record
 
-    def _begin(self, conversation_id: str, endpoint: str, voice_command: str) -> _Turn:
-        return self._begin_from(self._load(conversation_id), endpoint, voice_command)
+    def _begin(
+        self, conversation_id: str, node: str | None, endpoint: str, voice_command: str
+    ) -> _Turn:
+        return self._begin_from(self._load(conversation_id, node), node, endpoint, voice_command)
 
     def _admit(self, node_id: Any) -> None:
         """Count a request against its node's rate limit (RateLimitedError when over it)."""
         if self.limiter is not None:
             self.limiter.admit(node_id if isinstance(node_id, str) and node_id else "")
 
-    def _begin_from(self, record: ConversationRecord, endpoint: str, voice_command: str) -> _Turn:
+    def _begin_from(
+        self, record: ConversationRecord, node: str | None, endpoint: str, voice_command: str
+    ) -> _Turn:
         started = time.perf_counter()
-        self._admit(record.node_context.get("node_id"))
+        # The rate limit counts per authenticated node; without keys, per declared node_id.
+        self._admit(node or record.node_context.get("node_id"))
         try:
             catalog = catalog_for(record.tools_key, record.client_tools, record.available_commands)
         except (ValueError, KeyError, TypeError) as exc:  # stored by an older, laxer center
@@ -481,7 +512,8 @@ class Engine:
             assistant_message=message,
             tool_calls=(
                 [
-                    ToolCall(id=c.id, function=ToolCallFunction(name=c.name, arguments=c.arguments))
+                    ToolCall(id=c.id, function=ToolCallFunction(name=c.name, arguments=c.arguments),
+                             refines=_refined_id(turn, c, calls))
                     for c in calls
                 ]
                 if calls
@@ -597,6 +629,8 @@ class Engine:
         call_id = _new_call_id()
         turn.carried[call_id] = found.carried
         turn.trace["refined"] = {"tool": found.name, "changed": found.changed}
+        if found.refines:
+            turn.refines = (found.name, found.refines)
         return LLMReply(tool_calls=[LLMToolCall(
             call_id, found.name, json.dumps(found.arguments, ensure_ascii=False))])
 

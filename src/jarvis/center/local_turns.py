@@ -59,7 +59,8 @@ def _check_tools(turns: list[LocalTurn], known_tools: Container[str]) -> None:
 
 
 def _turn_messages(turn: LocalTurn, heard: Callable[[str], str]) -> list[dict[str, Any]]:
-    call_id = f"local_{uuid.uuid4().hex[:16]}"
+    # The node's own id, when it sent one: a refinement of this call names it.
+    call_id = turn.tool_call_id or f"local_{uuid.uuid4().hex[:16]}"
     arguments = json.dumps(turn.arguments, ensure_ascii=False)
     messages: list[dict[str, Any]] = [
         {"role": "user", "content": heard(turn.voice_command)},

@@ -16,6 +16,8 @@ without the command being said again. Works from the schema and the conversation
 
 The new call is the previous one with the changed values; the values it carries over
 were accounted for when they were first said, so grounding does not ask for them again.
+It names the previous call's id (`refines`): the node changes what that call made (the
+timer, the reminder) instead of making a second one.
 """
 
 from __future__ import annotations
@@ -78,6 +80,8 @@ class PreviousCall:
 
     name: str
     arguments: dict[str, Any]
+    # Its call id: the new call names it (`refines`), so the node changes what it made.
+    id: str = ""
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,8 @@ class Refinement:
     changed: dict[str, Any]
     # Keys whose values come from the previous call or a step worked out here.
     carried: frozenset[str]
+    # The id of the previous call, which this one changes.
+    refines: str = ""
 
 
 def refinement(messages: list[dict[str, Any]], tools: dict[str, ToolSpec], utterance: str, *,
@@ -140,7 +146,9 @@ def previous_call(messages: list[dict[str, Any]], tools: dict[str, ToolSpec]) ->
         arguments = json.loads(function.get("arguments") or "{}")
     except json.JSONDecodeError:
         return None
-    return PreviousCall(spec.name, arguments) if isinstance(arguments, dict) else None
+    if not isinstance(arguments, dict):
+        return None
+    return PreviousCall(spec.name, arguments, str(calls[0].get("id") or ""))
 
 
 def _succeeded(content: Any) -> bool:
@@ -267,4 +275,4 @@ def _with_changes(previous: PreviousCall, changed: dict[str, Any], carried: set[
     arguments = {k: v for k, v in {**previous.arguments, **changed}.items() if v is not None}
     kept = {k for k in previous.arguments if k not in changed}
     derived = {k for k in carried if changed.get(k) is not None}
-    return Refinement(previous.name, arguments, changed, frozenset(kept | derived))
+    return Refinement(previous.name, arguments, changed, frozenset(kept | derived), previous.id)

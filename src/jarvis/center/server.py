@@ -11,6 +11,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from jarvis.center.app import create_app
+from jarvis.center.auth import NodeKeys, check_no_auth_bind
 from jarvis.center.llm.base import LLMBackend
 from jarvis.center.settings import CenterSettings, load_settings
 
@@ -62,7 +63,8 @@ class CenterServer:
     Use as a context manager, or call `start()` and `stop()`. `url` is the base URL
     (https when the settings name a certificate and its key).
     Without `settings` they are loaded from the environment and config file; tests
-    should pass `CenterSettings(data_dir=...)` or a `database_url`.
+    should pass `CenterSettings(data_dir=...)` or a `database_url`. Nodes need a key:
+    `add_node(name)` creates one in the center's store.
     """
 
     def __init__(
@@ -90,6 +92,7 @@ class CenterServer:
     def start(self) -> CenterServer:
         if self._server is not None:
             return self
+        check_no_auth_bind(self.settings.insecure_no_auth, self.host)
         self.app = create_app(self.settings, self.backend)
         cert, key = self.settings.ssl_certfile, self.settings.ssl_keyfile
         tls = (cert, key) if cert is not None and key is not None else None
@@ -98,6 +101,13 @@ class CenterServer:
         server.start()
         self._server = server
         return self
+
+    def add_node(self, name: str, replace: bool = False) -> str:
+        """A key for node `name` (like `jarvis nodes add`); `replace`: a new key for a node
+        that has one."""
+        if self.app is None:
+            raise RuntimeError("start the center before adding nodes")
+        return NodeKeys(self.app.state.store).add(name, replace=replace)
 
     def stop(self) -> None:
         if self._server is not None:

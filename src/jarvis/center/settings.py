@@ -62,8 +62,11 @@ class CenterSettings(BaseModel):
     log_level: str = "info"
     # "json": one JSON object per log line (for log collectors); "text": plain lines.
     log_format: Literal["text", "json"] = "text"
-    # Turns on the console and the read API; sent as `Authorization: Bearer <token>`.
+    # Guards the console and the read API; sent as `Authorization: Bearer <token>`. Unset:
+    # `jarvis serve` generates one at its first start (only its digest is kept).
     admin_token: SecretStr | None = None
+    # Serve nodes without keys (anyone who can connect is trusted): loopback addresses only.
+    insecure_no_auth: bool = False
 
     @model_validator(mode="after")
     def _tls_pair(self) -> CenterSettings:
@@ -71,6 +74,13 @@ class CenterSettings(BaseModel):
             raise ValueError("ssl_certfile and ssl_keyfile go together: set both or neither")
         if self.ssl_certfile is not None and self.ssl_keyfile is not None:
             _check_tls(Path(self.ssl_certfile), Path(self.ssl_keyfile))
+        return self
+
+    @model_validator(mode="after")
+    def _no_auth_on_loopback(self) -> CenterSettings:
+        from jarvis.center.auth import check_no_auth_bind
+
+        check_no_auth_bind(self.insecure_no_auth, self.host)
         return self
 
     @property

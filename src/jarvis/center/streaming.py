@@ -23,6 +23,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel
 
+from jarvis.center.auth import request_node
 from jarvis.center.engine import Engine
 from jarvis.center.turn_events import TurnEvents
 from jarvis.protocol import (
@@ -108,14 +109,18 @@ def mount_streaming(
               response_model=None, responses=responses)
     async def voice_command_stream(body: VoiceCommandRequest, request: Request) -> Response:
         """`/voice/command` as server-sent events: sentences as they are ready, then `done`."""
-        return await _stream(request, workers, lambda events: engine.command(body, events))
+        node = request_node(request)
+        return await _stream(request, workers,
+                             lambda events: engine.command(body, node, events=events))
 
     @app.post(f"{API_PREFIX}/voice/command/continue/stream", response_class=Response,
               response_model=None, responses=responses)
     async def voice_continue_stream(body: ContinueRequest, request: Request) -> Response:
         """`/voice/command/continue` as server-sent events (the answer after tool results
         streams while the LLM words it)."""
-        return await _stream(request, workers, lambda events: engine.continue_(body, events))
+        node = request_node(request)
+        return await _stream(request, workers,
+                             lambda events: engine.continue_(body, node, events=events))
 
 
 async def _stream(request: Request, workers: Executor, turn: Turn) -> Response:

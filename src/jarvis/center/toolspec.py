@@ -44,6 +44,9 @@ class ParamSpec:
     synonyms: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # A follow-up may change just this value of the last call (`"_refinable": true`).
     refinable: bool = False
+    # Bounds of a number, or of each number of an array (JSON schema's minimum/maximum).
+    minimum: float | None = None
+    maximum: float | None = None
 
 
 @dataclass(frozen=True)
@@ -157,9 +160,19 @@ def _spec_from_schema(tool: dict[str, Any]) -> ToolSpec:
             enum=tuple(_enum_text(v) for v in enum) if isinstance(enum, list) else None,
             description=description if isinstance(description, str) else None,
             refinable=pschema.get("_refinable") is True,
+            **_bounds(pschema.get("items") if pschema.get("type") == "array" else pschema),
         )
     schema = {"type": "function", "function": dict(function)}
     return ToolSpec(name, str(function.get("description") or ""), params, schema)
+
+
+def _bounds(schema: Any) -> dict[str, float]:
+    """The numeric `minimum` / `maximum` of a schema (or of a command's parameter); a bound
+    that is no number is ignored, as an unknown keyword would be."""
+    if not isinstance(schema, dict):
+        return {}
+    return {key: schema[key] for key in ("minimum", "maximum")
+            if isinstance(schema.get(key), int | float) and not isinstance(schema[key], bool)}
 
 
 def _enum_text(value: Any) -> str:
@@ -198,8 +211,10 @@ def _spec_from_command(command: dict[str, Any], schema: dict[str, Any] | None) -
             example=p.get("example"),
             synonyms=_synonyms(p.get("enum_synonyms"), enum),
             refinable=p.get("refinable") is True,
+            **_bounds(p),
         )
         prop = dict(ptype.json_schema())
+        (prop.setdefault("items", {}) if ptype.is_array else prop).update(_bounds(p))
         if p.get("description"):
             prop["description"] = p["description"]
         if enum is not None:

@@ -13,6 +13,8 @@ from typing import Any
 
 from jarvis.center.toolspec import ParamSpec, ToolCatalog, ToolSpec
 from jarvis.sdk import is_llm_artifact
+from jarvis.sdk.parameter import range_problem
+from jarvis.sdk.types import show_value
 
 __all__ = ["CallProblem", "check_call", "retry_message"]
 
@@ -64,12 +66,24 @@ def _check_param(spec: ParamSpec, value: Any) -> tuple[str, str | None] | None:
         problem = spec.type.check(value)
         if problem:
             return problem, spec.type.describe()
+    candidates = value if isinstance(value, list) else [value]
     if spec.enum is not None:
-        candidates = value if isinstance(value, list) else [value]
         for candidate in candidates:
             if _enum_text(candidate) not in spec.enum and str(candidate) not in spec.enum:
                 return f"'{candidate}' is not one of the valid values", None
+    for candidate in candidates:
+        problem = range_problem(candidate, spec.minimum, spec.maximum)
+        if problem:
+            return problem, _range_text(spec)
     return None
+
+
+def _range_text(spec: ParamSpec) -> str:
+    """ "a number from 0 to 100", "a number of at least 1"."""
+    low, high = (show_value(b) if b is not None else None for b in (spec.minimum, spec.maximum))
+    if low is not None and high is not None:
+        return f"a number from {low} to {high}"
+    return f"a number of at least {low}" if low is not None else f"a number of at most {high}"
 
 
 def _declared_value(spec: ParamSpec, value: Any) -> Any:

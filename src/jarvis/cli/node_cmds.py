@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from jarvis.node.actions import pick_action
+from jarvis.node.center_login import CenterLogin, center_login, local_key, save_local_key
 from jarvis.node.client import CenterError, CenterUnreachableError, JarvisCommandCenterClient
 from jarvis.node.installer import (
     CommandState,
@@ -84,8 +85,15 @@ def _check_embedded_model(center_settings: Any) -> None:
         fail(str(exc))
 
 
+# The node the CLI registers with the center it starts itself (no set-up needed).
+LOCAL_NODE = "local"
+
+
 class _InProcessCenter:
-    """A center started on loopback the first time the node needs one, stopped at exit."""
+    """A center started on loopback the first time the node needs one, stopped at exit.
+
+    This machine is its node: the key is made on first use and kept with the node's secrets.
+    """
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
@@ -109,19 +117,48 @@ class _InProcessCenter:
             fail(f"cannot start the built-in command center: {exc}")
         return str(self.server.url)
 
+    def key(self) -> str:
+        """This machine's node key, made (again) when the center does not know it."""
+        from jarvis.center.auth import NodeKeys
+
+        store = NodeStore(self.data_dir)
+        try:
+            key = local_key(store)
+            if key is None or NodeKeys(self.server.app.state.store).node_for(key) != LOCAL_NODE:
+                key = self.server.add_node(LOCAL_NODE, replace=True)
+                save_local_key(store, key)
+            return key
+        except SecretKeyError as exc:
+            fail(str(exc))
+        finally:
+            store.close()
+
     def stop(self) -> None:
         if self.server is not None:
             self.server.stop()
             self.server = None
 
 
+def _login(settings: NodeSettings) -> CenterLogin:
+    """The center and key to use; no URL: the CLI starts a center of its own."""
+    store = NodeStore(settings.data_dir)
+    try:
+        return center_login(settings, store)
+    except SecretKeyError as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+
+
 @contextlib.contextmanager
 def running_node(center: str | None) -> Iterator[Node]:
     settings = _settings(center)
-    in_process = None if settings.center_url else _InProcessCenter(settings.data_dir)
+    login = _login(settings)
+    in_process = None if login.url else _InProcessCenter(settings.data_dir)
     client = JarvisCommandCenterClient(
-        in_process.url if in_process else settings.center_url,
+        in_process.url if in_process else str(login.url),
         ca_file=None if in_process else settings.center_ca,
+        key=in_process.key if in_process else login.key,
     )
     node = open_node(settings, client=client, progress=_progress)
     for problem in node.registry.problems:

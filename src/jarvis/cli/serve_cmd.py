@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from jarvis.center.settings import SettingsError, load_settings
+from jarvis.center.settings import CenterSettings, SettingsError, load_settings
 
 
 def serve(
@@ -35,6 +35,10 @@ def serve(
     ssl_keyfile: Path | None = typer.Option(
         None, "--ssl-keyfile", help="The certificate's private key (PEM)."
     ),
+    insecure_no_auth: bool | None = typer.Option(
+        None, "--insecure-no-auth",
+        help="Serve nodes without keys (refused unless --host is a loopback address).",
+    ),
     show_settings: bool = typer.Option(
         False, "--show-settings", help="Print the effective settings (no secrets) and exit."
     ),
@@ -55,6 +59,7 @@ def serve(
                 "log_level": log_level,
                 "ssl_certfile": ssl_certfile,
                 "ssl_keyfile": ssl_keyfile,
+                "insecure_no_auth": insecure_no_auth,
             }
         )
     except SettingsError as exc:
@@ -71,6 +76,7 @@ def serve(
     from jarvis.center.logs import configure_logging, uvicorn_log_config
 
     try:
+        _first_admin_token(settings)
         app = create_app(settings)
     except BackendConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -92,6 +98,46 @@ def serve(
                 log_config=log_config, **tls)
 
 
+def _first_admin_token(settings: CenterSettings, replace: bool = False) -> None:
+    """Generate the admin token when none is set or kept, and show it this once."""
+    if settings.admin_token is not None and not replace:
+        return
+    from jarvis.center.auth import ADMIN_TOKEN_PREFIX, hash_token, new_token
+    from jarvis.center.store import Store
+    from jarvis.center.store.node_keys import NodeTable
+
+    store = Store(settings.resolved_database_url())
+    try:
+        table = NodeTable(store.engine)
+        if table.admin_hash() is not None and not replace:
+            return
+        token = new_token(ADMIN_TOKEN_PREFIX)
+        if not table.set_admin_hash(hash_token(token), replace=replace):
+            return  # another center generated one at the same moment
+    finally:
+        store.close()
+    typer.echo(
+        "Admin token for the console and the read API (shown only now; the center keeps a "
+        f"hash):\n  {token}\nA new one: jarvis admin-token"
+    )
+
+
+def admin_token(
+    data_dir: Path | None = typer.Option(None, "--data-dir", help="Data folder (db, config)."),
+    database_url: str | None = typer.Option(None, "--database-url", help="SQLAlchemy URL."),
+) -> None:
+    """Replace the generated admin token with a new one (restart the center to use it)."""
+    try:
+        settings = load_settings({"data_dir": data_dir, "database_url": database_url})
+    except SettingsError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    if settings.admin_token is not None:
+        typer.echo("note: admin_token is set in the settings; it wins over this one", err=True)
+    _first_admin_token(settings, replace=True)
+
+
 def register(app: typer.Typer) -> None:
     """Add this part's commands to the main app."""
     app.command("serve")(serve)
+    app.command("admin-token")(admin_token)

@@ -11,6 +11,7 @@ from jarvis.sdk import CommandStorage
 __all__ = [
     "due_items",
     "iso_utc",
+    "made_by",
     "mark_fired",
     "parse_utc",
     "speak_clock",
@@ -75,6 +76,18 @@ def due_items(storage: CommandStorage, namespace: str, now: dt.datetime) -> list
             due.append((due_at, item))
     due.sort(key=lambda pair: pair[0])
     return [item for _, item in due]
+
+
+def made_by(storage: CommandStorage, namespace: str, call_id: str | None) -> dict[str, Any] | None:
+    """The entry of `namespace` the tool call `call_id` made (its `tool_call_id`), while it
+    is still to come; None when there is none (never made, fired or deleted since)."""
+    if not call_id:
+        return None
+    for entry in storage.items(namespace).values():
+        if isinstance(entry, dict) and entry.get("tool_call_id") == call_id and not entry.get(
+                "fired"):
+            return entry
+    return None
 
 
 def mark_fired(storage: CommandStorage, namespace: str, item_id: str) -> None:

@@ -14,7 +14,6 @@ from jarvis.sdk import (
     JarvisParameter,
     PreRouteResult,
     RequestInformation,
-    ValidationResult,
 )
 
 __all__ = ["MAX_COUNT", "MAX_SIDES", "MIN_SIDES", "RollDiceCommand", "roll"]
@@ -62,9 +61,9 @@ class RollDiceCommand(IJarvisCommand):
     @property
     def parameters(self) -> list[JarvisParameter]:
         return [
-            JarvisParameter("count", "int", default=1,
+            JarvisParameter("count", "int", default=1, minimum=1, maximum=MAX_COUNT,
                             description=f"How many dice, 1 to {MAX_COUNT}", example=2),
-            JarvisParameter("sides", "int", default=6,
+            JarvisParameter("sides", "int", default=6, minimum=MIN_SIDES, maximum=MAX_SIDES,
                             description=f"Sides per die, {MIN_SIDES} to {MAX_SIDES}; a d20 has "
                                         "20", example=20),
         ]
@@ -117,17 +116,6 @@ class RollDiceCommand(IJarvisCommand):
         if m and "sides" not in fixed:
             fixed["sides"] = int(m["sides"])
         return fixed
-
-    def validate_call(self, **kwargs: Any) -> list[ValidationResult]:
-        results = super().validate_call(**kwargs)
-        for name, low, high in (("count", 1, MAX_COUNT), ("sides", MIN_SIDES, MAX_SIDES)):
-            value = kwargs.get(name)
-            if isinstance(value, int) and not isinstance(value, bool) and not low <= value <= high:
-                results.append(ValidationResult(
-                    success=False, param_name=name, command_name=self.command_name,
-                    message=f"'{name}' must be between {low} and {high}, got {value}",
-                ))
-        return results
 
     def run(self, request_info: RequestInformation, **kwargs: Any) -> CommandResponse:
         count: int = kwargs.get("count", 1)

@@ -116,10 +116,8 @@ class ControlDeviceCommand(IJarvisCommand):
                             description="The device's name as the user says it, e.g. "
                                         "'kitchen light', or its entity id (light.kitchen)",
                             example="living room lamp"),
-            JarvisParameter("brightness", "int", refinable=True,
-                            description="Brightness percent 0-100, only for set_brightness",
-                            validation_function=lambda v: 0 <= v <= 100,
-                            validation_error_message="Brightness must be between 0 and 100"),
+            JarvisParameter("brightness", "int", refinable=True, minimum=0, maximum=100,
+                            description="Brightness percent 0-100, only for set_brightness"),
         ]
 
     @property

@@ -348,10 +348,8 @@ class MusicCommand(IJarvisCommand):
             JarvisParameter("query", "string",
                             description="For play: the song, artist, album or genre",
                             example="Miles Davis"),
-            JarvisParameter("volume", "int", refinable=True,
-                            description="For volume: the level in percent, 0 to 100",
-                            validation_function=lambda v: 0 <= v <= 100,
-                            validation_error_message="Volume must be between 0 and 100"),
+            JarvisParameter("volume", "int", refinable=True, minimum=0, maximum=100,
+                            description="For volume: the level in percent, 0 to 100"),
         ]
 
     @property

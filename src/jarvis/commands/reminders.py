@@ -1,7 +1,9 @@
 """`reminder`: set, list and delete reminders that the node announces when they are due.
 
 Each reminder is one entry in the storage namespace `reminders` (key = id):
-`{"id", "text", "due_at", "created_at", "fired", "announcement"}` with ISO-8601 UTC times.
+`{"id", "text", "due_at", "created_at", "fired", "announcement", "tool_call_id"}` with
+ISO-8601 UTC times. A call that refines the call which set a reminder (`tool_call_id`)
+moves that reminder instead of setting another.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from rapidfuzz import fuzz
 
 from jarvis.commands._schedule import (
     iso_utc,
+    made_by,
     parse_utc,
     reminder_announcement,
     speak_clock,
@@ -183,7 +186,7 @@ class ReminderCommand(IJarvisCommand):
         zone = _zone(request_info.timezone or self.context.timezone)
         action: str = kwargs["action"]
         if action == "set":
-            return self._set(zone, request_info.voice_command, **kwargs)
+            return self._set(zone, request_info, **kwargs)
         if action == "list":
             return self._list(zone)
         return self._delete(zone, kwargs.get("text"))
@@ -209,10 +212,10 @@ class ReminderCommand(IJarvisCommand):
             due += dt.timedelta(days=1)  # "at 7" said at 8 pm means tomorrow
         return due, False
 
-    def _set(self, zone: dt.tzinfo, voice_command: str, **kwargs: Any) -> CommandResponse:
+    def _set(self, zone: dt.tzinfo, info: RequestInformation, **kwargs: Any) -> CommandResponse:
         now = dt.datetime.now(zone)
-        due, explicit = self._due(zone, now, voice_command, kwargs.get("resolved_datetimes"),
-                                  kwargs.get("time"))
+        due, explicit = self._due(zone, now, info.voice_command,
+                                  kwargs.get("resolved_datetimes"), kwargs.get("time"))
         when = f"{speak_day(due.date(), now.date())} at {speak_clock(due)}"
         # The confirmation says `when` itself: the text keeps only what to remember.
         text = drop_said_when(str(kwargs["text"]).strip().rstrip("."), due, now)
@@ -221,20 +224,25 @@ class ReminderCommand(IJarvisCommand):
                 f"That time, {when}, has already passed.",
                 {"due_at": iso_utc(due), "error": "in_the_past"},
             )
-        reminder_id = uuid.uuid4().hex[:12]
+        # "actually make it 6 pm": the reminder the refined call set moves.
+        earlier = made_by(self.context.storage, NAMESPACE, info.refines_tool_call_id)
         entry: dict[str, Any] = {
-            "id": reminder_id,
+            "id": earlier["id"] if earlier else uuid.uuid4().hex[:12],
             "text": text,
             "due_at": iso_utc(due),
-            "created_at": iso_utc(now),
+            "created_at": earlier["created_at"] if earlier else iso_utc(now),
             "fired": False,
+            "tool_call_id": info.tool_call_id,
         }
         entry["announcement"] = reminder_announcement(entry)
-        self.context.storage.set(NAMESPACE, reminder_id, entry)
+        self.context.storage.set(NAMESPACE, entry["id"], entry)
+        context = {"reminder": entry, "local_due": due.isoformat(timespec="minutes")}
+        if earlier is not None:
+            return CommandResponse.success_response(
+                {**context, "changed": True},
+                message=f"OK, the reminder{_about(text)} is now {when}.")
         return CommandResponse.success_response(
-            {"reminder": entry, "local_due": due.isoformat(timespec="minutes")},
-            message=f"OK, I'll remind you{_about(text)} {when}.",
-        )
+            context, message=f"OK, I'll remind you{_about(text)} {when}.")
 
     def _pending(self) -> list[dict[str, Any]]:
         entries = [

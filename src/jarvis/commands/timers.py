@@ -1,9 +1,10 @@
 """Timers: `set_timer`, `check_timers`, `cancel_timer`, and `due_items` for the node's scheduler.
 
 Each timer is one entry in the storage namespace `timers` (key = id):
-`{"id", "label", "duration_seconds", "due_at", "created_at", "fired", "announcement"}`,
-with `due_at` and `created_at` as ISO-8601 UTC text. The node announces due entries
-(their `announcement`) and sets `fired: true`.
+`{"id", "label", "duration_seconds", "due_at", "created_at", "fired", "announcement",
+"tool_call_id"}`, with `due_at` and `created_at` as ISO-8601 UTC text. The node announces
+due entries (their `announcement`) and sets `fired: true`. A call that refines the call
+which started a timer (`tool_call_id`) changes that timer instead of starting another.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from jarvis.commands._durations import (
 from jarvis.commands._schedule import (
     due_items,
     iso_utc,
+    made_by,
     mark_fired,
     parse_utc,
     timer_announcement,
@@ -208,6 +210,11 @@ class SetTimerCommand(IJarvisCommand):
 
     def run(self, request_info: RequestInformation, **kwargs: Any) -> CommandResponse:
         duration: dt.timedelta = kwargs["duration"]
+        storage = self.context.storage
+        # "actually make it 20 minutes": the timer the refined call started changes.
+        earlier = made_by(storage, NAMESPACE, request_info.refines_tool_call_id)
+        if earlier is not None:
+            return self._change(earlier, duration, request_info.tool_call_id)
         label = _new_label(kwargs.get("label"), duration)
         now = _now()
         timer_id = uuid.uuid4().hex[:12]
@@ -218,13 +225,32 @@ class SetTimerCommand(IJarvisCommand):
             "due_at": iso_utc(now + duration),
             "created_at": iso_utc(now),
             "fired": False,
+            "tool_call_id": request_info.tool_call_id,
         }
         entry["announcement"] = timer_announcement(entry)
-        self.context.storage.set(NAMESPACE, timer_id, entry)
+        storage.set(NAMESPACE, timer_id, entry)
         what = f"{label.capitalize()} timer" if label else "Timer"
         return CommandResponse.success_response(
             {"timer": entry, "duration": to_iso_duration(duration)},
             message=f"{what} set for {speak_duration(duration)}.",
+        )
+
+    def _change(self, entry: dict[str, Any], duration: dt.timedelta,
+                call_id: str | None) -> CommandResponse:
+        """The running timer with its new length, counted from when it started ("5 minutes
+        longer" ends 5 minutes later); one already past its new length is due now. Its
+        label stays: a refinement changes only the length."""
+        started = parse_utc(entry["created_at"])
+        changed = {**entry, "duration_seconds": round(duration.total_seconds()),
+                   "due_at": iso_utc(max(started + duration, _now())),
+                   "tool_call_id": call_id}
+        changed["announcement"] = timer_announcement(changed)
+        self.context.storage.set(NAMESPACE, changed["id"], changed)
+        label = changed.get("label")
+        name = f"the {label} timer" if label else "the timer"
+        return CommandResponse.success_response(
+            {"timer": changed, "duration": to_iso_duration(duration), "changed": True},
+            message=f"OK, {name} is now {speak_duration(duration)}.",
         )
 
 

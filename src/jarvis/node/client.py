@@ -31,6 +31,7 @@ from jarvis.protocol import (
     ToolCallingResponse,
     ToolResult,
     VoiceCommandRequest,
+    WhoAmIResponse,
 )
 
 __all__ = [
@@ -169,9 +170,12 @@ class JarvisCommandCenterClient:
         backoff: float = 0.25,
         transport: httpx.BaseTransport | None = None,
         ca_file: Path | str | None = None,
+        key: str | Callable[[], str | None] | None = None,
     ) -> None:
         """`ca_file`: the CA certificate (PEM) that signed the center's certificate, for a
-        center on https with a certificate of its own (`JARVIS_CENTER_CA`)."""
+        center on https with a certificate of its own (`JARVIS_CENTER_CA`).
+        `key`: this node's key, sent as `Authorization: Bearer` with every request (a
+        callable is asked on the first request, after the base URL)."""
         # A callable base URL is resolved on the first request (e.g. a center started on
         # demand), so utterances handled locally never pay for it.
         self._resolve = None if isinstance(base_url, str) else base_url
@@ -185,6 +189,9 @@ class JarvisCommandCenterClient:
             transport=transport,
             verify=_tls_context(ca_file),
         )
+        self._key_source = key if callable(key) else None
+        if isinstance(key, str):
+            self._set_key(key)
 
     # --- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
@@ -250,7 +257,23 @@ class JarvisCommandCenterClient:
         )
         return self._turn("/voice/command/continue", body, on_sentence)
 
+    def whoami(self) -> WhoAmIResponse:
+        """The node the center knows this client's key as (401 CenterError without one)."""
+        with self._request("/whoami", None) as response:
+            return _parsed(response, "/whoami", WhoAmIResponse)
+
     # --- transport ----------------------------------------------------------------------
+    def _set_key(self, key: str | None) -> None:
+        if key:
+            self._http.headers["Authorization"] = f"Bearer {key}"
+
+    def _refusal(self, response: httpx.Response) -> str:
+        """The center's error, with the way out when the node's key was refused."""
+        message = _error_message(response)
+        if response.status_code == 401:
+            message += f" (set up this node with: jarvis node login {self.base_url})"
+        return message
+
     def _turn(
         self, path: str, body: BaseModel, on_sentence: SentenceHandler | None
     ) -> ToolCallingResponse:
@@ -275,11 +298,11 @@ class JarvisCommandCenterClient:
 
     @contextmanager
     def _request(
-        self, path: str, body: BaseModel, stream: bool = False
+        self, path: str, body: BaseModel | None, stream: bool = False
     ) -> Iterator[httpx.Response]:
-        """The center's answer (its body still to be read when `stream`); an error status
-        raises `CenterError`."""
-        payload = body.model_dump(mode="json", exclude_none=True)
+        """The center's answer to `body` (a GET without one; its body still to be read
+        when `stream`); an error status raises `CenterError`."""
+        payload = body.model_dump(mode="json", exclude_none=True) if body is not None else None
         response = self._send(API_PREFIX + path, payload, stream)
         try:
             wait = _short_wait(response)
@@ -291,7 +314,7 @@ class JarvisCommandCenterClient:
                 response = self._send(API_PREFIX + path, payload, stream)
             if response.status_code >= 400:
                 response.read()
-                raise CenterError(_error_message(response), response.status_code)
+                raise CenterError(self._refusal(response), response.status_code)
             yield response
         finally:
             response.close()
@@ -302,13 +325,20 @@ class JarvisCommandCenterClient:
                 self.base_url = self._resolve().rstrip("/")
                 self._http.base_url = httpx.URL(self.base_url)
                 self._resolve = None
+            if self._key_source is not None:
+                self._set_key(self._key_source())
+                self._key_source = None
 
-    def _send(self, path: str, payload: dict[str, Any], stream: bool = False) -> httpx.Response:
-        if self._resolve is not None:
+    def _send(
+        self, path: str, payload: dict[str, Any] | None, stream: bool = False
+    ) -> httpx.Response:
+        """POST `payload` (GET when None), retried while the center cannot be reached."""
+        if self._resolve is not None or self._key_source is not None:
             self._ensure_base_url()
         # A streamed answer is read as it arrives; its body stays open until closed.
         request = self._http.build_request(
-            "POST", path, json=payload, headers={"Accept": EVENT_STREAM} if stream else None)
+            "GET" if payload is None else "POST", path, json=payload,
+            headers={"Accept": EVENT_STREAM} if stream else None)
         attempt = 0
         while True:
             try:

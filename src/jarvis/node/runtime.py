@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from jarvis.node.center_login import center_login
 from jarvis.node.client import JarvisCommandCenterClient
 from jarvis.node.context import command_context, load_registry
 from jarvis.node.first_use import Progress
@@ -55,8 +56,9 @@ def open_node(
         registry = load_registry(settings, store)
     else:
         registry = CommandRegistry.from_commands(commands, command_context(settings, store))
-    if client is None and settings.center_url:
-        client = JarvisCommandCenterClient(settings.center_url, ca_file=settings.center_ca)
+    login = center_login(settings, store) if client is None else None
+    if login is not None and login.url:
+        client = JarvisCommandCenterClient(login.url, ca_file=settings.center_ca, key=login.key)
     service = CommandExecutionService(
         registry, client, settings, validation_handler=validation_handler, progress=progress
     )

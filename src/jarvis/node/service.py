@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from jarvis.node.actions import actions_of
+from jarvis.node.center_login import center_login
 from jarvis.node.client import CenterError, JarvisCommandCenterClient
 from jarvis.node.context import load_registry
 from jarvis.node.first_use import PackageGate, PackagesUnavailableError, Progress
@@ -199,15 +200,16 @@ class CommandExecutionService:
     ) -> None:
         self.settings = settings or NodeSettings.from_env()
         self._opened: list[NodeStore | JarvisCommandCenterClient | CommandRegistry] = []
+        store = NodeStore(self.settings.data_dir)
+        self._opened.append(store)
         if registry is None:
-            store = NodeStore(self.settings.data_dir)
             store.migrate()
-            self._opened.append(store)
             registry = load_registry(self.settings, store)
             self._opened.append(registry)  # its MCP servers stop with the service
-        if client is None and self.settings.center_url:
-            client = JarvisCommandCenterClient(
-                self.settings.center_url, ca_file=self.settings.center_ca)
+        login = center_login(self.settings, store) if client is None else None
+        if login is not None and login.url:
+            client = JarvisCommandCenterClient(login.url, ca_file=self.settings.center_ca,
+                                               key=login.key)
             self._opened.append(client)
         self.registry = registry
         self.client = client
@@ -248,9 +250,9 @@ class CommandExecutionService:
 
     @property
     def awaiting_follow_up(self) -> bool:
-        """True when the next utterance is awaited without the wake word: the last answer
-        waits for input, or local exchanges do."""
-        return self._listening or bool(self._local_turns)
+        """True when the next utterance is awaited without the wake word: the last answer,
+        local or from the center, waits for input or offers actions."""
+        return self._listening
 
     def end_conversation(self) -> None:
         self._pending_conversation_id = None
@@ -308,7 +310,6 @@ class CommandExecutionService:
         if hit is not None:
             command, route = hit
             self._pending_conversation_id = None  # a local command starts a new topic
-            self._listening = False
             return relay.rest(self._run_pre_routed(command, route, text, clock))
         if self.client is None:
             raise CenterError(
@@ -336,7 +337,9 @@ class CommandExecutionService:
         clock: _Clock,
     ) -> VoiceCommandResult:
         started = time.perf_counter()
-        result, record = self._execute(command, dict(route.arguments), text, None, None)
+        # An id of the node's own: a later refinement of this call names it.
+        call_id = f"local-{uuid.uuid4().hex[:12]}"
+        result, record = self._execute(command, dict(route.arguments), text, None, call_id)
         clock.add("tools_ms", started)
         output = result.output
         if output.success and route.spoken_response:
@@ -345,11 +348,15 @@ class CommandExecutionService:
             message = output.message or ("Done." if output.success else "That did not work.")
         wait_for_input = output.success and output.wait_for_input
         actions = actions_of(output.context) if output.success else []
-        if wait_for_input or actions:
+        # A refinable value ran: "actually make it 20 minutes" may follow, which only the
+        # center can read, so the exchange goes with it (without listening for it).
+        kept = False
+        if wait_for_input or actions or self._refinable_ran([record]):
             kept = self._remember_local_turn(text, record, output, message)
             wait_for_input = wait_for_input and kept
         else:
             self._local_turns = []  # nothing to follow up on: a later utterance starts afresh
+        self._listening = kept and bool(wait_for_input or actions)
         return VoiceCommandResult(
             message=message,
             stop_reason="complete" if output.success else "error",
@@ -369,6 +376,7 @@ class CommandExecutionService:
             turn = LocalTurn(
                 voice_command=text,
                 tool_name=record.name,
+                tool_call_id=record.tool_call_id,
                 # pre_route's arguments as run: secrets are read inside the command, never here.
                 arguments=record.arguments,
                 output=output,
@@ -560,7 +568,8 @@ class CommandExecutionService:
             log.warning("%s.post_process_tool_call failed: %s", name, exc)
             result = format_tool_error(call.id, exc, name)
             return result, self._record(call.id, name, arguments, result, 0.0, type(exc).__name__)
-        return self._execute(command, arguments, text, conversation_id, call.id)
+        return self._execute(command, arguments, text, conversation_id, call.id,
+                             refines=call.refines)
 
     def _execute(
         self,
@@ -569,8 +578,10 @@ class CommandExecutionService:
         text: str,
         conversation_id: str | None,
         tool_call_id: str | None,
+        refines: str | None = None,
     ) -> tuple[ToolResult, ToolCallRecord]:
-        """`execute()` with every failure turned into a result the LLM and user can read."""
+        """`execute()` with every failure turned into a result the LLM and user can read;
+        `refines` is the id of the earlier call this one changes."""
         name = command.command_name
         call_id = tool_call_id or f"local-{uuid.uuid4().hex[:12]}"
         info = RequestInformation(
@@ -580,6 +591,7 @@ class CommandExecutionService:
             room=self.settings.room,
             timezone=self.settings.timezone,
             tool_call_id=tool_call_id,
+            refines_tool_call_id=refines,
         )
         started = time.perf_counter()
         error_type: str | None = None

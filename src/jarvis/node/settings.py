@@ -99,6 +99,9 @@ class NodeSettings:
     node_id: str = field(default_factory=socket.gethostname)
     room: str | None = None
     center_url: str | None = None
+    # This node's key for the center (`JARVIS_CENTER_KEY`; else the one `jarvis node login`
+    # stored with the node's secrets).
+    center_key: str | None = field(default=None, repr=False)
     # The CA certificate (PEM) that signed the center's https certificate (a home CA).
     center_ca: Path | None = None
     # Whether a command's missing `required_packages` are pip-installed on its first use.
@@ -123,6 +126,7 @@ class NodeSettings:
             node_id=_env_or_none("JARVIS_NODE_ID") or socket.gethostname(),
             room=_env_or_none("JARVIS_ROOM"),
             center_url=center_url or _env_or_none("JARVIS_CENTER_URL"),
+            center_key=_env_or_none("JARVIS_CENTER_KEY"),
             center_ca=_center_ca(),
             auto_install=_env_flag("JARVIS_AUTO_INSTALL", True),
             mcp_servers=_env_path("JARVIS_MCP_SERVERS"),

@@ -28,6 +28,7 @@ __all__ = [
     "ToolResult",
     "ValidationRequest",
     "VoiceCommandRequest",
+    "WhoAmIResponse",
 ]
 
 API_PREFIX = "/api/v0"
@@ -167,6 +168,9 @@ class CommandParameterSpec(_Model):
     refinable: bool = False
     default: Any = None
     example: Any = None
+    # Bounds of a number (JSON schema's `minimum` / `maximum`); None when not declared.
+    minimum: int | float | None = None
+    maximum: int | float | None = None
 
 
 class AvailableCommand(_Model):
@@ -195,6 +199,13 @@ class ConversationStartResponse(_Model):
     conversation_id: str
 
 
+class WhoAmIResponse(_Model):
+    """The node a key belongs to; `authenticated` is false when the center runs without keys."""
+
+    node: str | None = None
+    authenticated: bool = True
+
+
 class ToolOutput(_Model):
     success: bool = True
     message: str | None = None
@@ -220,6 +231,8 @@ class LocalTurn(_Model):
 
     voice_command: Text = Field(min_length=1, max_length=MAX_TEXT)
     tool_name: str = Field(pattern=TOOL_NAME_PATTERN)
+    # The node's id of the call: a later call that refines it names this id in `refines`.
+    tool_call_id: Identifier | None = None
     # The arguments pre_route gave the command: never secrets, which are read inside it.
     arguments: dict[str, Any] = Field(default_factory=dict)
     output: ToolOutput
@@ -274,6 +287,9 @@ class ToolCall(_Model):
     id: str
     type: Literal["function"] = "function"
     function: ToolCallFunction
+    # A Jarvis extension: the id of the earlier call this one changes ("actually make it
+    # 20 minutes"); the command replaces what that call made instead of making another.
+    refines: str | None = None
 
 
 class ValidationRequest(_Model):

@@ -9,7 +9,8 @@ from typing import Any
 
 from jarvis.sdk.types import ParamType, ParamTypeError, parse_type, show_value
 
-__all__ = ["LLM_ARTIFACTS", "IJarvisParameter", "JarvisParameter", "is_llm_artifact"]
+__all__ = ["LLM_ARTIFACTS", "IJarvisParameter", "JarvisParameter", "is_llm_artifact",
+           "range_problem"]
 
 # Small models often write these instead of leaving an optional parameter out.
 LLM_ARTIFACTS = frozenset({"default", "none", "null", ""})
@@ -63,6 +64,16 @@ class IJarvisParameter(ABC):
         return False
 
     @property
+    def minimum(self) -> float | None:
+        """The smallest value a number (or each number of an array) may take."""
+        return None
+
+    @property
+    def maximum(self) -> float | None:
+        """The largest value a number (or each number of an array) may take."""
+        return None
+
+    @property
     def example(self) -> Any:
         return None
 
@@ -76,13 +87,13 @@ class IJarvisParameter(ABC):
 
     # --- validation ---------------------------------------------------------------------
     def validate(self, value: Any) -> tuple[bool, str | None]:
-        """Type, then enum, then the custom function: (ok, error message)."""
+        """Type, then enum and range, then the custom function: (ok, error message)."""
         if not self.type.accepts(value):
             return False, (
                 f"Invalid type for '{self.name}': expected {self.type.describe()}, "
                 f"got {show_value(value)}"
             )
-        enum_error = self._enum_error(value)
+        enum_error = self._enum_error(value) or self._range_error(value)
         if enum_error:
             return False, enum_error
         check = self.validation_function
@@ -111,6 +122,14 @@ class IJarvisParameter(ABC):
                     f"Invalid value '{candidate}' for '{self.name}'. "
                     f"Must be one of: {', '.join(allowed)}"
                 )
+        return None
+
+    def _range_error(self, value: Any) -> str | None:
+        """A number below `minimum` or above `maximum`; for an array, any item that is."""
+        for candidate in value if self.type.is_array else [value]:
+            problem = range_problem(candidate, self.minimum, self.maximum)
+            if problem:
+                return f"Invalid value for '{self.name}': {problem}"
         return None
 
     def default_value(self, tz: Any = None) -> Any:
@@ -144,6 +163,10 @@ class IJarvisParameter(ABC):
         if self.enum_values is not None:
             ordered["enum"] = self._schema_enum()
         ordered.update(schema)
+        # JSON schema's bounds; an array's bounds are its items' (declared only for numbers).
+        for key, bound in (("minimum", self.minimum), ("maximum", self.maximum)):
+            if bound is not None:
+                (ordered["items"] if self.type.is_array else ordered)[key] = bound
         if self.refinable:
             ordered["_refinable"] = True
         return ordered
@@ -170,6 +193,9 @@ class IJarvisParameter(ABC):
             "default": self._json_safe(self.default),
             "example": self._json_safe(self.example),
         }
+        for key, bound in (("minimum", self.minimum), ("maximum", self.maximum)):
+            if bound is not None:  # sent only when declared, like the synonyms
+                form[key] = bound
         if self.enum_synonyms:  # a Jarvis extension: sent only when declared
             form["enum_synonyms"] = {str(value): [str(w) for w in said]
                                      for value, said in self.enum_synonyms.items()}
@@ -203,6 +229,8 @@ class JarvisParameter(IJarvisParameter):
         validation_function: Callable[[Any], bool] | None = None,
         validation_error_message: str | None = None,
         enum_synonyms: dict[str, list[str]] | None = None,
+        minimum: float | None = None,
+        maximum: float | None = None,
     ) -> None:
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"Parameter name must be an identifier, got {name!r}")
@@ -217,6 +245,7 @@ class JarvisParameter(IJarvisParameter):
         self._enum_values = [str(v) for v in enum_values] if enum_values is not None else None
         self._enum_synonyms = _checked_synonyms(name, enum_synonyms, self._enum_values)
         self._refinable = bool(refinable)
+        self._minimum, self._maximum = _checked_bounds(name, self._type, minimum, maximum)
         self._example = example
         self._validation_function = validation_function
         self._validation_error_message = validation_error_message
@@ -231,6 +260,9 @@ class JarvisParameter(IJarvisParameter):
                     f"Default {default!r} of '{name}' is not one of its enum_values: "
                     f"{', '.join(self._enum_values or [])}"
                 )
+            if self._range_error(typed_default):
+                raise ValueError(f"Default {default!r} of '{name}' is out of its range: "
+                                 f"{self._range_error(typed_default)}")
 
     @property
     def name(self) -> str:
@@ -269,6 +301,14 @@ class JarvisParameter(IJarvisParameter):
         return self._refinable
 
     @property
+    def minimum(self) -> float | None:
+        return self._minimum
+
+    @property
+    def maximum(self) -> float | None:
+        return self._maximum
+
+    @property
     def example(self) -> Any:
         return self._example
 
@@ -279,6 +319,34 @@ class JarvisParameter(IJarvisParameter):
     @property
     def validation_error_message(self) -> str | None:
         return self._validation_error_message
+
+
+def range_problem(value: Any, minimum: float | None, maximum: float | None) -> str | None:
+    """What puts the number `value` outside `minimum`..`maximum`; None for anything else."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    if minimum is not None and value < minimum:
+        return f"{show_value(value)} is below the minimum of {show_value(minimum)}"
+    if maximum is not None and value > maximum:
+        return f"{show_value(value)} is above the maximum of {show_value(maximum)}"
+    return None
+
+
+def _checked_bounds(name: str, kind: ParamType, minimum: Any, maximum: Any) -> \
+        tuple[float | None, float | None]:
+    """`minimum` and `maximum` as declared, or ValueError naming what is wrong with them."""
+    if minimum is None and maximum is None:
+        return None, None
+    target = kind.item if kind.is_array else kind
+    if target is None or target.kind not in ("int", "float"):
+        raise ValueError(f"minimum and maximum of '{name}' need a number type, not {kind.name}")
+    for bound in (minimum, maximum):
+        if bound is not None and (not isinstance(bound, int | float) or isinstance(bound, bool)
+                                  or bound != bound or bound in (float("inf"), float("-inf"))):
+            raise ValueError(f"minimum and maximum of '{name}' must be numbers, got {bound!r}")
+    if minimum is not None and maximum is not None and minimum > maximum:
+        raise ValueError(f"minimum {minimum} of '{name}' is above its maximum {maximum}")
+    return minimum, maximum
 
 
 def _checked_synonyms(

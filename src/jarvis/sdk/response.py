@@ -48,7 +48,12 @@ class PreRouteResult(BaseModel):
 
 
 class RequestInformation(BaseModel):
-    """Where a call comes from; passed to `run`."""
+    """Where a call comes from; passed to `run`.
+
+    `refines_tool_call_id` names an earlier call this one changes ("actually make it 20
+    minutes" after "set a timer for 10 minutes"): a command that made something with
+    that call changes it rather than making a second one.
+    """
 
     voice_command: str = ""
     conversation_id: str | None = None
@@ -56,6 +61,7 @@ class RequestInformation(BaseModel):
     room: str | None = None
     timezone: str | None = None
     tool_call_id: str | None = None
+    refines_tool_call_id: str | None = None
 
 
 class CommandResponse(BaseModel):

@@ -61,7 +61,7 @@ def test_a_question_from_the_center_is_spoken_and_answered_by_voice(
 ) -> None:
     server, backend = scripted_center
     light = RoomLight()
-    client = JarvisCommandCenterClient(server.url)
+    client = JarvisCommandCenterClient(server.url, key=server.add_node("voice-node", replace=True))
     node = open_node(NodeSettings(data_dir=data_dir, timezone="Europe/Paris"),
                      commands=[light], client=client)
     audio = sound(("wake", 0.5), ("silence", 0.3), ("speech", 1), ("silence", 1),

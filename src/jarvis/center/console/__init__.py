@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from jarvis.center.console.access import AdminAccess, AdminAuthError, ConsoleOffError
+from jarvis.center.auth import AdminAccess, AdminAuthError, ConsoleOffError, NodeKeys
 from jarvis.center.console.api import read_api
 from jarvis.center.console.pages import console_pages
 from jarvis.center.console.redact import Redactor
@@ -37,17 +37,24 @@ def _refusal(request: Request, status: int, message: str) -> Response:
                         headers=headers)
 
 
+def _admin_access(settings: CenterSettings, keys: NodeKeys) -> AdminAccess:
+    """The configured admin token, else the one `jarvis serve` generated (its digest)."""
+    if settings.admin_token is not None:
+        return AdminAccess.from_token(settings.admin_token.get_secret_value())
+    return AdminAccess(keys.table.admin_hash())
+
+
 def mount_console(
     app: FastAPI, settings: CenterSettings, store: Store, engine: Engine,
     backend: LLMBackend, metrics: CenterMetrics, off_loop: OffLoop,
 ) -> None:
     """Add the read API, the console pages and `/metrics` to the center's app."""
-    token = settings.admin_token.get_secret_value() if settings.admin_token else None
-    access = AdminAccess(token)
+    keys = NodeKeys(store)
+    access = _admin_access(settings, keys)
     redact = Redactor(settings)
     reader = Reader(store.engine)
-    app.include_router(read_api(reader, access, redact, off_loop))
-    app.include_router(console_pages(reader, engine, backend, access, redact, off_loop))
+    app.include_router(read_api(reader, keys, access, redact, off_loop))
+    app.include_router(console_pages(reader, keys, engine, backend, access, redact, off_loop))
 
     @app.exception_handler(ConsoleOffError)
     async def _off(request: Request, exc: ConsoleOffError) -> Response:

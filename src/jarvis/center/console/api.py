@@ -11,13 +11,13 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 
-from jarvis.center.console.access import AdminAccess
+from jarvis.center.auth import AdminAccess, NodeKeys
 from jarvis.center.console.redact import Redactor
 from jarvis.center.console.turns import describe_turns
 from jarvis.center.store.reads import Reader
 from jarvis.protocol import API_PREFIX, ErrorResponse
 
-__all__ = ["MAX_PAGE", "load_turns", "read_api"]
+__all__ = ["MAX_PAGE", "load_turns", "read_api", "registered_nodes"]
 
 MAX_PAGE = 500
 
@@ -54,7 +54,15 @@ def _public_conversation(found: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def read_api(reader: Reader, access: AdminAccess, redact: Redactor, off_loop: OffLoop) -> APIRouter:
+def registered_nodes(keys: NodeKeys) -> list[dict[str, Any]]:
+    """The nodes given a key (never the key): name, created, last seen, revoked."""
+    return [{"name": n.name, "created_at": n.created_at, "last_seen_at": n.last_seen_at,
+             "revoked_at": n.revoked_at, "revoked": n.revoked} for n in keys.list()]
+
+
+def read_api(
+    reader: Reader, keys: NodeKeys, access: AdminAccess, redact: Redactor, off_loop: OffLoop
+) -> APIRouter:
     """The `/api/v0` read routes."""
     router = APIRouter(prefix=API_PREFIX, tags=["read"], responses=_ERRORS)
 
@@ -64,9 +72,11 @@ def read_api(reader: Reader, access: AdminAccess, redact: Redactor, off_loop: Of
 
     @router.get("/nodes")
     async def nodes(request: Request) -> Response:
-        """Every node that started a conversation, most recently seen first."""
+        """Every node that started a conversation, most recently seen first (`nodes`), and
+        every node given a key (`registered`)."""
         access.bearer(request)
-        return respond({"nodes": await off_loop(reader.nodes)})
+        return respond({"nodes": await off_loop(reader.nodes),
+                        "registered": await off_loop(lambda: registered_nodes(keys))})
 
     @router.get("/conversations")
     async def conversations(

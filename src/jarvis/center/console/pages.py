@@ -13,8 +13,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
 from pydantic import ValidationError
 
-from jarvis.center.console.access import COOKIE, AdminAccess
-from jarvis.center.console.api import MAX_PAGE, load_turns
+from jarvis.center.auth import COOKIE, AdminAccess, NodeKeys
+from jarvis.center.console.api import MAX_PAGE, load_turns, registered_nodes
 from jarvis.center.console.commands import commands_of
 from jarvis.center.console.model_info import model_info
 from jarvis.center.console.redact import Redactor
@@ -79,7 +79,7 @@ class _Pages:
 
 
 def console_pages(
-    reader: Reader, engine: Engine, backend: LLMBackend, access: AdminAccess,
+    reader: Reader, keys: NodeKeys, engine: Engine, backend: LLMBackend, access: AdminAccess,
     redact: Redactor, off_loop: OffLoop,
 ) -> APIRouter:
     """The `/console` routes."""
@@ -119,6 +119,13 @@ def console_pages(
             return redirect
         by_node = await off_loop(lambda: _commands_by_node(reader))
         return pages.html("commands.html", by_node=by_node)
+
+    @router.get("/nodes")
+    async def nodes(request: Request) -> Response:
+        if (redirect := pages.login_redirect(request)) is not None:
+            return redirect
+        registered = await off_loop(lambda: registered_nodes(keys))
+        return pages.html("nodes.html", nodes=registered)
 
     @router.get("/model")
     async def model(request: Request) -> Response:

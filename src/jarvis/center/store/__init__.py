@@ -2,9 +2,12 @@
 
 from jarvis.center.store.store import (
     ConcurrentUpdateError,
+    ConversationOwnedError,
     ConversationRecord,
     Store,
     TurnWrite,
 )
 
-__all__ = ["ConcurrentUpdateError", "ConversationRecord", "Store", "TurnWrite"]
+__all__ = [
+    "ConcurrentUpdateError", "ConversationOwnedError", "ConversationRecord", "Store", "TurnWrite",
+]

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from jarvis.center.store.schema import conversations, messages, turns
 
-__all__ = ["ConversationPage", "Reader"]
+__all__ = ["ConversationPage", "Reader", "aware"]
 
 
 @dataclass
@@ -34,7 +34,7 @@ class ConversationPage:
         return after if after < self.total else None
 
 
-def _aware(value: datetime | None) -> datetime | None:
+def aware(value: datetime | None) -> datetime | None:
     """SQLite gives naive UTC times back; every time leaves here with its offset."""
     if value is None or value.tzinfo is not None:
         return value
@@ -65,7 +65,7 @@ class Reader:
         with self.engine.connect() as connection:
             rows = connection.execute(query).all()
         return [
-            {"node_id": node, "conversations": count, "last_seen": _aware(seen)}
+            {"node_id": node, "conversations": count, "last_seen": aware(seen)}
             for node, count, seen in rows
         ]
 
@@ -97,8 +97,8 @@ class Reader:
                 "voice_command": row.voice_command,
                 "turns": turn_count,
                 "last_stop_reason": last_stop,
-                "created_at": _aware(row.created_at),
-                "updated_at": _aware(row.updated_at),
+                "created_at": aware(row.created_at),
+                "updated_at": aware(row.updated_at),
             })
         return ConversationPage(items, total, limit, offset)
 
@@ -142,8 +142,8 @@ class Reader:
             "pending": json.loads(row.pending) if row.pending else None,
             "voice_command": row.voice_command,
             "turn_count": turn_count,
-            "created_at": _aware(row.created_at),
-            "updated_at": _aware(row.updated_at),
+            "created_at": aware(row.created_at),
+            "updated_at": aware(row.updated_at),
         }
 
     def turns(self, conversation_id: str, limit: int, offset: int) -> list[dict[str, Any]]:
@@ -175,7 +175,7 @@ class Reader:
                 "endpoint": r.endpoint,
                 "stop_reason": r.stop_reason,
                 "duration_ms": r.duration_ms,
-                "created_at": _aware(r.created_at),
+                "created_at": aware(r.created_at),
                 "trace": json.loads(r.trace),
                 "messages": by_time.get(r.created_at, []),
             }

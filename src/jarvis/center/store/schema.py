@@ -21,6 +21,8 @@ conversations = sa.Table(
     sa.Column("version", sa.Integer, nullable=False, server_default="0"),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    # The authenticated node that started it (NULL: started with authentication off).
+    sa.Column("owner", sa.String(200), nullable=True, index=True),
 )
 
 messages = sa.Table(
@@ -42,5 +44,25 @@ turns = sa.Table(
     sa.Column("stop_reason", sa.String(40), nullable=True),
     sa.Column("duration_ms", sa.Float, nullable=False),
     sa.Column("trace", sa.Text, nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+# One row per node allowed to call the API; only a SHA-256 digest of its key is kept.
+nodes = sa.Table(
+    "center_nodes",
+    metadata,
+    sa.Column("name", sa.String(200), primary_key=True),
+    sa.Column("key_hash", sa.String(64), nullable=False, unique=True),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("last_seen_at", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("revoked_at", sa.DateTime(timezone=True), nullable=True),
+)
+
+# The admin token generated at the first `jarvis serve` (digest only; one row, id 1).
+admin_tokens = sa.Table(
+    "center_admin_token",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("token_hash", sa.String(64), nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
 )

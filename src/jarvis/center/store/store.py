@@ -24,9 +24,11 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool, StaticPool
 
 from jarvis.center.store import migrate
-from jarvis.center.store.schema import conversations, messages, turns
+from jarvis.center.store.schema import conversations, messages, nodes, turns
 
-__all__ = ["ConcurrentUpdateError", "ConversationRecord", "Store", "TurnWrite"]
+__all__ = [
+    "ConcurrentUpdateError", "ConversationOwnedError", "ConversationRecord", "Store", "TurnWrite",
+]
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +48,12 @@ _LOAD = sa.select(
     conversations.c.voice_command,
     conversations.c.message_count,
     conversations.c.version,
+    conversations.c.owner,
 ).where(conversations.c.id == sa.bindparam("b_id"))
+# A node key's digest -> the node (the hot path's authentication, one indexed read).
+_NODE_BY_KEY = sa.select(nodes.c.name, nodes.c.key_hash, nodes.c.revoked_at).where(
+    nodes.c.key_hash == sa.bindparam("b_hash")
+)
 _HISTORY = (
     sa.select(messages.c.body)
     .where(
@@ -104,6 +111,10 @@ class ConcurrentUpdateError(RuntimeError):
     """Another request changed the conversation between this request's read and write."""
 
 
+class ConversationOwnedError(LookupError):
+    """The conversation id belongs to another node."""
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
@@ -120,6 +131,8 @@ class ConversationRecord:
     voice_command: str
     message_count: int
     version: int
+    # The node that started it; None when it was started with authentication off.
+    owner: str | None = None
     # Raw JSON of the tool definitions: a cheap cache key for the parsed type maps.
     tools_key: str = ""
     node_context_json: str = ""
@@ -215,6 +228,7 @@ class Store:
         self._update_sql = _Sql(_UPDATE, dialect)
         self._message_sql = _Sql(_INSERT_MESSAGE, dialect)
         self._turn_sql = _Sql(_INSERT_TURN, dialect)
+        self._node_sql = _Sql(_NODE_BY_KEY, dialect)
         # SQLite stores DateTime as text; other drivers take datetime objects.
         self._text_times = dialect.name == "sqlite"
         # One in-memory SQLite connection is shared by every thread: take turns.
@@ -360,22 +374,25 @@ class Store:
         self.engine.dispose()
 
     # --- reads ------------------------------------------------------------------------
-    def load(self, conversation_id: str) -> ConversationRecord | None:
-        """The conversation row, or None when it was never started."""
-        sql = self._load_sql
+    def _fetch_one(self, sql: _Sql, values: dict[str, Any]) -> Any:
+        """The first row of one hot-path query (or None), on the thread's connection."""
 
         def read() -> Any:
             with self._raw() as connection:
                 cursor = connection.cursor()
-                cursor.execute(sql.text, sql.params({"b_id": conversation_id}))
+                cursor.execute(sql.text, sql.params(values))
                 found = cursor.fetchone()
                 cursor.close()
                 return found
 
-        row = self._retrying(read)
+        return self._retrying(read)
+
+    def load(self, conversation_id: str) -> ConversationRecord | None:
+        """The conversation row, or None when it was never started."""
+        row = self._fetch_one(self._load_sql, {"b_id": conversation_id})
         if row is None:
             return None
-        node, tools, commands, pending, voice, count, version = row
+        node, tools, commands, pending, voice, count, version, owner = row
         return ConversationRecord(
             id=conversation_id,
             node_context=json.loads(node),
@@ -386,8 +403,14 @@ class Store:
             voice_command=voice,
             message_count=count,
             version=version,
+            owner=owner,
             tools_key=tools + "\x00" + (commands or ""),
         )
+
+    def node_for_key_hash(self, key_hash: str) -> tuple[str, str, bool] | None:
+        """(name, stored digest, revoked) of the node whose key has this digest, or None."""
+        row = self._fetch_one(self._node_sql, {"b_hash": key_hash})
+        return None if row is None else (row[0], row[1], row[2] is not None)
 
     def _tools(self, text: str) -> Any:
         """Tool definitions rarely change: decode each distinct text once."""
@@ -498,8 +521,13 @@ class Store:
         node_context: dict[str, Any],
         client_tools: list[dict[str, Any]],
         available_commands: list[dict[str, Any]] | None,
+        owner: str | None = None,
     ) -> bool:
-        """Create the conversation, or replace its tools and keep its history; True if new."""
+        """Create the conversation, or replace its tools and keep its history; True if new.
+
+        With an `owner`, a conversation that exists must be that node's
+        (ConversationOwnedError otherwise); a new one is recorded as its.
+        """
         now = datetime.now(UTC)
         values = {
             "node_context": _dumps(node_context),
@@ -512,13 +540,16 @@ class Store:
         for _attempt in range(3):
             try:
                 with self.engine.begin() as connection:
+                    mine = [] if owner is None else [conversations.c.owner == owner]
                     updated = connection.execute(
                         conversations.update()
-                        .where(conversations.c.id == conversation_id)
+                        .where(conversations.c.id == conversation_id, *mine)
                         .values(version=conversations.c.version + 1, **values)
                     ).rowcount
                     if updated:
                         return False
+                    if owner is not None and self._exists(connection, conversation_id):
+                        raise ConversationOwnedError(conversation_id)
                     connection.execute(
                         conversations.insert().values(
                             id=conversation_id,
@@ -527,6 +558,7 @@ class Store:
                             message_count=0,
                             version=0,
                             created_at=now,
+                            owner=owner,
                             **values,
                         )
                     )
@@ -534,6 +566,11 @@ class Store:
             except sa.exc.IntegrityError:
                 continue  # another process created it at the same moment: update it instead
         raise ConcurrentUpdateError(f"conversation {conversation_id} could not be started")
+
+    @staticmethod
+    def _exists(connection: sa.Connection, conversation_id: str) -> bool:
+        query = sa.select(conversations.c.id).where(conversations.c.id == conversation_id)
+        return connection.execute(query).first() is not None
 
     def commit(self, record: ConversationRecord, write: TurnWrite) -> ConversationRecord:
         """Write one request's changes atomically; returns the record as it now is."""
@@ -612,6 +649,7 @@ class Store:
             voice_command=voice,
             message_count=count + len(write.new_messages),
             version=record.version + 1,
+            owner=record.owner,
             tools_key=record.tools_key,
             node_context_json=node_json,
         )

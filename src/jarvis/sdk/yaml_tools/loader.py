@@ -40,7 +40,7 @@ _FN_FIELDS = _COMMON_FIELDS | {"fn"}
 _EXEC_FIELDS = _COMMON_FIELDS | {"exec", "timeout", "max_output", "cwd", "env"}
 _PARAM_FIELDS = {
     "name", "type", "required", "default", "description", "example", "override", "enum",
-    "synonyms", "refinable",
+    "synonyms", "refinable", "minimum", "maximum",
 }
 _EXEC_PARAM_FIELDS = _PARAM_FIELDS | {"allow_dash"}
 _OVERRIDE_FIELDS = {"name", "type", "description", "override"}
@@ -359,6 +359,8 @@ class _ToolBuilder:
                 example=f.get("example"),
                 enum_synonyms=f.get("synonyms"),
                 refinable=f.get("refinable", False),
+                minimum=f.get("minimum"),
+                maximum=f.get("maximum"),
             )
         except ValueError as exc:
             line = decl.line if decl is not None else None
