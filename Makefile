@@ -9,12 +9,12 @@ STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 APT := $(shell command -v apt-get >/dev/null && { [ "$$(id -u)" = 0 ] && echo env \
 	|| { sudo -n true 2>/dev/null && echo sudo; }; } | sed 's/$$/ DEBIAN_FRONTEND=noninteractive apt-get/')
 
-.PHONY: install model run test lint bench browser
+.PHONY: install model run test lint bench browser voice-tools
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install -e '.[dev,embedded]'
+	$(BIN)/python -m pip install -e '.[dev,embedded,voice]'
 	rm -f $(VENV)/.installed-*
 	touch $@
 
@@ -22,6 +22,7 @@ install: $(STAMP)
 
 model: install
 	$(BIN)/jarvis model prepare
+	$(BIN)/jarvis model prepare --voice
 
 run: install model
 	$(BIN)/jarvis chat
@@ -36,7 +37,13 @@ browser:
 	|| { [ -n "$(APT)" ] && $(APT) update -qq && $(APT) install -y -qq chromium; } \
 	|| echo "Chromium is not installed and apt-get cannot install it: the browser tests skip."
 
-test: install model lint browser
+# The voice tests speak with espeak-ng as a second voice; a microphone needs PortAudio.
+voice-tools:
+	@command -v espeak-ng >/dev/null && { ldconfig -p | grep -q libportaudio.so.2; } \
+	|| { [ -n "$(APT)" ] && $(APT) update -qq && $(APT) install -y -qq espeak-ng sox libportaudio2; } \
+	|| echo "espeak-ng or libportaudio2 is missing and apt-get cannot install them: the tests that need espeak-ng skip."
+
+test: install model lint browser voice-tools
 	JARVIS_REQUIRE_MODEL=1 $(BIN)/python -m pytest
 
 bench: install model
@@ -46,3 +53,4 @@ bench: install model
 	$(BIN)/python bench/mcp_overhead.py
 	$(BIN)/python bench/accuracy.py
 	$(BIN)/python bench/console_pages.py
+	$(BIN)/python bench/voice.py

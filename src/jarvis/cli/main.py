@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from jarvis.cli import mcp_cmd, model_cmd, node_cmds, nodes_cmd, serve_cmd, tools_cmd
+from jarvis.cli import mcp_cmd, model_cmd, node_cmds, nodes_cmd, serve_cmd, tools_cmd, voice_cmds
 
 app = typer.Typer(
     name="jarvis",
@@ -13,7 +13,7 @@ app = typer.Typer(
     add_completion=False,
 )
 
-for part in (serve_cmd, nodes_cmd, node_cmds, model_cmd, tools_cmd, mcp_cmd):
+for part in (serve_cmd, nodes_cmd, node_cmds, voice_cmds, model_cmd, tools_cmd, mcp_cmd):
     part.register(app)
 
 

