@@ -7,7 +7,6 @@ Tests marked `model` load the prepared Qwen2.5-Coder-0.5B once per module and sk
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import threading
@@ -36,7 +35,7 @@ from jarvis.center.llm.embedded.backend import (  # noqa: E402
     _speakable,
     with_no_tool,
 )
-from jarvis.center.llm.embedded.decoder import _split_shift, json_value_end  # noqa: E402
+from jarvis.center.llm.embedded.decoder import json_value_end  # noqa: E402
 from jarvis.center.llm.embedded.options import EmbeddedOptions  # noqa: E402
 
 DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
@@ -113,17 +112,6 @@ def test_grammar_mentions_every_tool_and_enum() -> None:
     assert gbnf.startswith("root ::= ")
     for expected in ("get_weather", "calculate", "set_timer", '\\"multiply\\"', "f-datetime"):
         assert expected in gbnf
-
-
-def test_a_name_token_shared_by_several_tools_is_weighed_as_one_tool() -> None:
-    # Token ids of "say", "find" + "_bus", "find" + "_events", "find" + "_apartment".
-    toks = [[1], [2, 10], [2, 11], [2, 12]]
-    shift = _split_shift(toks, [0, 1, 2, 3], [0, 1, 2, 3], 0, [1.5, 0.0, 0.0, 0.0], 1.0)
-    assert shift[1] == pytest.approx(1.5)  # `say`'s own bias, shared by nobody
-    assert shift[2] == pytest.approx(-math.log(3))
-    # Where the find_* tools split, each token opens one tool: no penalty.
-    assert _split_shift(toks, [1, 2, 3], [1, 2, 3], 1, None, 1.0) == {10: 0.0, 11: 0.0,
-                                                                       12: 0.0}
 
 
 def test_gbnf_literal_escapes() -> None:

@@ -809,8 +809,7 @@ class EmbeddedBackend:
             if index == 0:
                 decoder.commit_raw([self._special["<tool_call>"], self._special["\n"]])
             bias = self._name_bias(tools, hints if index == 0 else {}, unheard)
-            text = decoder.tool_call(tools, grammar, bias if any(bias) else None,
-                                     self.options.shared_name_penalty)
+            text = decoder.tool_call(tools, grammar, bias if any(bias) else None)
             decoder.commit_raw([self._special["</tool_call>"]])
             parsed = json.loads(text)
             name = parsed["name"]

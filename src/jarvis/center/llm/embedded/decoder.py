@@ -23,7 +23,6 @@ import codecs
 import ctypes
 import functools
 import json
-import math
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -202,23 +201,6 @@ def _prefix_free(options: Sequence[bytes]) -> bool:
     return not any(
         i != j and b.startswith(a) for i, a in enumerate(options) for j, b in enumerate(options)
     )
-
-
-def _split_shift(toks: list[list[int]], cands: list[int], indices: list[int], pos: int,
-                 bias: Sequence[float] | None, shared: float) -> dict[int, float]:
-    """Token -> what `Decoder.choose` adds to its logit where the options split."""
-    shift: dict[int, float] = {}
-    counts: dict[int, int] = {}
-    for c in cands:  # options sharing a token: the largest bias counts
-        token = toks[c][pos]
-        counts[token] = counts.get(token, 0) + 1
-        if bias is not None:
-            b = bias[indices[c]]
-            shift[token] = max(b, shift.get(token, b))
-    # At every split, so options that share their first tokens (get_weather,
-    # get_current_time) are told apart by their bias too.
-    return {token: shift.get(token, 0.0) - shared * math.log(count)
-            for token, count in counts.items()}
 
 
 @dataclass
@@ -426,16 +408,12 @@ class Decoder:
             text, self.buffer = self.buffer, b""
             self._commit(self.tokenize(text), forced=True)
 
-    def choose(self, options: Sequence[bytes], bias: Sequence[float] | None = None,
-               shared: float = 0.0) -> int:
+    def choose(self, options: Sequence[bytes], bias: Sequence[float] | None = None) -> int:
         """Index of the option the model prefers; its text becomes part of the output.
 
         `bias`: added per option to its token's logit at every step where the options
         diverge (a prior, e.g. for the "no tool" choice). The logits of the first such
         step are kept in `self.first_scores` (option index -> logit, bias excluded).
-        `shared`: a token that opens k options loses `shared * log(k)`: its probability
-        is the sum of theirs, and one option is compared with one, not with a family
-        ("find" opening five find_* tools against "say").
         """
         self.first_scores = {}
         if len(options) == 1:
@@ -474,11 +452,16 @@ class Decoder:
                 if first_split:
                     first_split = False
                     self.first_scores = {indices[c]: float(logits[toks[c][pos]]) for c in cands}
-                if bias is not None or shared:
+                if bias is not None:
+                    # At every split, so options that share their first tokens (get_weather,
+                    # get_current_time) are told apart by their bias too.
+                    shift: dict[int, float] = {}
+                    for c in cands:  # options sharing a token: the largest bias counts
+                        token, b = toks[c][pos], bias[indices[c]]
+                        shift[token] = max(b, shift.get(token, b))
                     logits = logits.copy()
-                    for token, added in _split_shift(toks, cands, indices, pos, bias,
-                                                     shared).items():
-                        logits[token] += added
+                    for token, b in shift.items():
+                        logits[token] += b
                 pick = self._pick(logits, np.array(nexts, dtype=np.int32))
                 self._commit([pick], forced=False)
             cands = [c for c in cands if toks[c][pos] == pick]
@@ -911,7 +894,6 @@ class Decoder:
         tools: list[dict[str, Any]],
         grammar: GrammarSampler,
         name_bias: Sequence[float] | None = None,
-        shared: float = 0.0,
     ) -> str:
         """One call inside the grammar: returns its JSON text (`{"name": .., "arguments": ..}`).
 
@@ -924,7 +906,7 @@ class Decoder:
         self.unsaid_keys = []
         self.literal(name_prefix().encode())
         options = [name_option(tool_name(t)).encode() for t in tools]
-        chosen = self.choose(options, name_bias, shared)
+        chosen = self.choose(options, name_bias)
         self.name_scores = {tool_name(tools[i]): round(v, 3)
                             for i, v in self.first_scores.items()}
         self.walk_object(arguments_schema(tools[chosen]),
