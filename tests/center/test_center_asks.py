@@ -145,3 +145,30 @@ def test_optional_values_nobody_asked_for_are_left_out(make_center: Any) -> None
     shared = center.command(conversation_id_started(center, [GET_RIDE]),
                             "a shared taxi to the airport for 2 people")
     assert _args(shared)["shared_ride"] is True
+
+
+FIND_BUS = function_tool(
+    "find_bus",
+    {"from_location": {"type": "string", "description": "City of departure"},
+     "to_location": {"type": "string", "description": "City of arrival"}},
+    ["from_location", "to_location"],
+    "Search for a bus itinerary between two cities",
+)
+
+
+def test_nothing_is_asked_about_a_tool_the_request_never_named(make_center: Any) -> None:
+    # The model picks the only look-alike tool for a request no command serves.
+    backend = ScriptedBackend([tool_call("find_bus"), tool_call("find_bus")])
+    center = make_center(backend)
+    cid = conversation_id()
+    center.start(cid, [FIND_BUS])
+    reply = center.command(cid, "I need a dentist")
+    assert reply["stop_reason"] == "complete"
+    assert reply["assistant_message"] == "Sorry, I can't help with that."
+    assert reply["validation_request"] is None and reply["tool_calls"] is None
+    # Named in any word of its declaration, the same call is asked about.
+    other = conversation_id()
+    center.start(other, [FIND_BUS])
+    asked = center.command(other, "I need a bus")
+    assert asked["stop_reason"] == "validation_required"
+    assert asked["validation_request"]["parameter_name"] == "from_location"

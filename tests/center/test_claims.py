@@ -28,6 +28,7 @@ from jarvis.center.llm.scripted import ScriptedBackend, text
     "Now playing Hello by Adele.",
     "You could visit: 1. The Great Wall of China, a UNESCO site. 2. The Louvre.",
     "Some options:\n1) Cafe Roma\n2) Sushi Bar",
+    "Attractions:\n\n1. The Great Wall of China: a UNESCO site,\nwith 1,000 km of walls. 2.",
 ])
 def test_reports_of_results_are_tool_facts(answer: str) -> None:
     assert states_tool_facts(answer)

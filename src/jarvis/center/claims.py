@@ -41,7 +41,7 @@ _PATTERNS = [
     r"\b(?:here (?:are|is)|i found|i could find|there (?:are|is) \d+|now playing|is playing"
     r"|(?:is|are|has been|was) confirmed|purchased)\b",
     # Results listed one by one ("1. The Great Wall ... 2. ...").
-    r"(?:^|\s)1[.)]\s+\S[^\n]*?(?:\s|^)2[.)]\s",
+    r"(?:^|\s)1[.)]\s+\S[\s\S]*?\s2[.)](?:\s|$)",
     # A calendar date: a month with a day, or "the 8th".
     rf"\b(?:{_MONTHS})\w*\.? \d{{1,2}}(?:st|nd|rd|th)?\b|\bthe \d{{1,2}}(?:st|nd|rd|th)\b",
 ]

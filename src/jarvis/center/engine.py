@@ -32,6 +32,7 @@ from typing import Any
 
 from jarvis.center import dates
 from jarvis.center.claims import REFUSAL, states_tool_facts
+from jarvis.center.evocation import evokes
 from jarvis.center.grounding import unsaid_optional, unsaid_required
 from jarvis.center.keywords import description_hints, description_words, keyword_hints
 from jarvis.center.llm.base import (
@@ -947,7 +948,11 @@ class Engine:
     def _ask_for(
         self, turn: _Turn, tool: str, param: str, tool_call_id: str | None
     ) -> tuple[ToolCallingResponse, dict[str, Any] | None]:
-        """Ask the user for one value of `tool` (absent, or not said)."""
+        """Ask the user for one value of `tool` (absent, or not said); a tool nothing the
+        user said names is no request of theirs (see evocation.py): nothing to ask."""
+        if not evokes(_user_words(turn), turn.catalog.tools[tool]):
+            turn.trace["unevoked"] = {"tool": tool, "parameter": param}
+            return self._complete(turn, REFUSAL)
         spec = turn.catalog.tools[tool].params.get(param)
         options = list(spec.enum) if spec is not None and spec.enum else None
         kind = spec.type.kind if spec is not None and spec.type is not None else None
@@ -1045,6 +1050,13 @@ def _call_name(turn: _Turn, call_id: str) -> str | None:
         if call.get("id") == call_id:
             return str(call.get("name"))
     return None
+
+
+def _user_words(turn: _Turn) -> str:
+    """Everything the user said in the conversation, one turn a line."""
+    messages = [*(turn.history or []), *turn.new_messages]
+    return "\n".join(str(m["content"]) for m in messages
+                     if m.get("role") == "user" and isinstance(m.get("content"), str))
 
 
 def _said_in(turn: _Turn) -> str:

@@ -90,15 +90,20 @@ _PLAIN = frozenset({
     "how", "its", "their", "there", "other", "new", "one", "name", "type", "number",
     "value", "values", "list", "tool", "function", "call", "particular", "specific",
     "information", "details", "based", "like", "also", "more", "most", "such",
+    "two", "three", "between", "each", "per",
 })
+
+
+def telling_words(text: str) -> set[str]:
+    """The words of a declaration's text that say what a tool is for (names split at "_")."""
+    return {w for w in words(text.replace("_", " ")) if len(w) >= 3 and w not in _PLAIN}
 
 
 def description_words(tools: Mapping[str, str]) -> dict[str, dict[str, float]]:
     """Per tool, the distinctive words of its own declaration (name and description:
     `tools` maps a name to that text), each weighted 1 / the number of tools that have it:
     what a plain OpenAI tool says about itself serves as its keywords."""
-    found = {name: {w for w in words(text.replace("_", " ")) if len(w) >= 3 and w not in _PLAIN}
-             for name, text in tools.items()}
+    found = {name: telling_words(text) for name, text in tools.items()}
     counts: dict[str, int] = {}
     for own in found.values():
         for word in own:

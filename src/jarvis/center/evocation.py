@@ -1,0 +1,38 @@
+"""Whether the user's words point at a tool at all, before the center asks for its values.
+
+A small model given a request no registered command serves picks a look-alike tool:
+"I need a dentist" -> `find_bus`, and the center would ask "Where are you leaving from?".
+Before asking the user for a value of a tool, something the user said must name it: a
+word of the tool's own declaration (its name, description, parameter names and
+descriptions, enum values, keywords, synonyms). Otherwise the request is answered as one
+the center cannot help with. Every command author reaches this through the declaration;
+a tool whose declaration has no telling word is always taken as named.
+"""
+
+from __future__ import annotations
+
+from jarvis.center.keywords import keyword_heard, telling_words, words
+from jarvis.center.toolspec import ToolSpec
+
+__all__ = ["declaration_words", "evokes"]
+
+
+def declaration_words(spec: ToolSpec) -> set[str]:
+    """The telling words of everything `spec` declares about itself."""
+    texts = [spec.name, spec.description]
+    for param in spec.params.values():
+        texts += [param.name, param.description or "", *(param.enum or ())]
+        texts += [word for said in param.synonyms.values() for word in said]
+    found = set().union(*(telling_words(text) for text in texts))
+    keywords = (spec.command or {}).get("keywords") or []
+    # A keyword may be a phrase ("turn on"): matched whole, as routing matches it.
+    return found | {str(k) for k in keywords if str(k).strip()}
+
+
+def evokes(user_words: str, spec: ToolSpec) -> bool:
+    """Whether `user_words` (what the user said in the conversation) name `spec`."""
+    wanted = declaration_words(spec)
+    if not wanted:
+        return True
+    heard = words(user_words)
+    return any(keyword_heard(heard, word) for word in wanted)

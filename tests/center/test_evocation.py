@@ -1,0 +1,48 @@
+"""A tool is named by the words of its own declaration, or by nothing at all."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from center_helpers import function_tool
+
+from jarvis.center.evocation import declaration_words, evokes
+from jarvis.center.toolspec import ToolSpec, build_catalog
+
+FIND_BUS = function_tool(
+    "find_bus",
+    {"from_location": {"type": "string", "description": "City of departure"},
+     "to_location": {"type": "string", "description": "City of arrival"},
+     "fare_type": {"type": "string", "enum": ["economy", "flexible"]}},
+    ["from_location", "to_location"],
+    "Search for a bus itinerary between two cities",
+)
+
+
+def _spec(tool: dict[str, Any]) -> ToolSpec:
+    return build_catalog([tool], None).tools[tool["function"]["name"]]
+
+
+def test_a_declaration_gives_its_telling_words_not_its_plain_ones() -> None:
+    found = declaration_words(_spec(FIND_BUS))
+    assert {"bus", "itinerary", "departure", "arrival", "flexible", "cities"} <= found
+    assert not {"find", "for", "the", "two", "between"} & found
+
+
+def test_a_request_for_the_tool_names_it_in_any_of_its_words() -> None:
+    spec = _spec(FIND_BUS)
+    assert evokes("find me a bus to Fresno", spec)
+    assert evokes("I want flexible tickets", spec)  # an enum value
+    assert evokes("which buses leave tonight", spec)  # a plural
+
+
+def test_a_request_for_something_else_does_not() -> None:
+    spec = _spec(FIND_BUS)
+    assert not evokes("I need a dentist", spec)
+    assert not evokes("find me a sushi place", spec)
+
+
+def test_a_tool_that_says_nothing_about_itself_is_always_named() -> None:
+    bare = {"type": "function", "function": {"name": "do_it", "parameters": {
+        "type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}}}
+    assert evokes("hello there", _spec(bare))
