@@ -1052,16 +1052,19 @@ def _call_name(turn: _Turn, call_id: str) -> str | None:
     return None
 
 
-def _user_words(turn: _Turn) -> str:
-    """Everything the user said in the conversation, one turn a line."""
+def _contents(turn: _Turn, roles: tuple[str, ...]) -> str:
+    """The text of the conversation's messages of `roles`, one message a line."""
     messages = [*(turn.history or []), *turn.new_messages]
     return "\n".join(str(m["content"]) for m in messages
-                     if m.get("role") == "user" and isinstance(m.get("content"), str))
+                     if m.get("role") in roles and isinstance(m.get("content"), str))
+
+
+def _user_words(turn: _Turn) -> str:
+    """Everything the user said in the conversation, one turn a line."""
+    return _contents(turn, ("user",))
 
 
 def _said_in(turn: _Turn) -> str:
     """What the conversation said that a value may come from: the user's turns and the
     tools' results (a follow-up such as "now times 3" uses an earlier result)."""
-    messages = [*(turn.history or []), *turn.new_messages]
-    return "\n".join(str(m["content"]) for m in messages
-                     if m.get("role") in ("user", "tool") and isinstance(m.get("content"), str))
+    return _contents(turn, ("user", "tool"))
