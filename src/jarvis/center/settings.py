@@ -52,6 +52,10 @@ class CenterSettings(BaseModel):
     direct_tool_message: bool = True
     history_messages: int = Field(default=40, ge=2)
     digits_for_numbers: bool = True
+    # Weigh requests against each tool's declaration by meaning with the sentence encoder
+    # (`jarvis model prepare`): "auto" when it is prepared, "on" (refuse to start without
+    # it) or "off" (words only).
+    relatedness: Literal["auto", "on", "off"] = "auto"
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     rate_limit_per_minute: float = Field(default=120.0, ge=0)
     rate_limit_burst: int = Field(default=30, ge=1)

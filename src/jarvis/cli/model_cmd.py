@@ -20,6 +20,7 @@ from jarvis.center.llm.model_store import (
     prepare_model,
     resolve_model_path,
 )
+from jarvis.center.meaning import SENTENCE_ENCODER, encoder_ready, prepare_encoder
 from jarvis.model_files import bundle_ready
 from jarvis.node.voice.models import VOICE_MODELS, prepare_voice_models
 
@@ -70,7 +71,9 @@ def prepare(
             if voice:
                 paths = prepare_voice_models(data_dir, show, force=force)
             else:
-                paths = [prepare_model(model, data_dir, show, force=force)]
+                # The center's models: the LLM and the encoder that weighs commands by meaning.
+                paths = [prepare_model(model, data_dir, show, force=force),
+                         prepare_encoder(data_dir, show, force=force)]
         except ModelStoreError as exc:
             _err.print(f"[red]Error:[/red] {exc}")
             raise typer.Exit(1) from None
@@ -97,6 +100,8 @@ def list_() -> None:
     for spec in MODELS.values():
         ready = is_verified(folder / spec.filename, spec.sha256, spec.size)
         typer.echo(f"{spec.name:5} {'ready   ' if ready else 'missing '} {spec.description}")
+    ready = encoder_ready()
+    typer.echo(f"center {'ready   ' if ready else 'missing '} {SENTENCE_ENCODER.description}")
     for bundle in VOICE_MODELS:
         ready = bundle_ready(bundle, folder / bundle.folder)
         typer.echo(f"voice {'ready   ' if ready else 'missing '} {bundle.description}")

@@ -59,6 +59,9 @@ class LLMRequest:
     # Tool name -> how many of its routing keywords the utterance contains, for every tool
     # that declares keywords. A prior a backend may weigh into its tool choice.
     tool_hints: dict[str, float] = field(default_factory=dict)
+    # Tool name -> how related the utterance is to the tool's own declaration by meaning
+    # (cosine of sentence vectors, see center/meaning). A prior a backend may weigh in.
+    tool_relatedness: dict[str, float] = field(default_factory=dict)
     # Tool name -> parameter -> the enum values whose declared synonyms the utterance
     # contains ("next song": music's action "skip"). A backend may favour them.
     choice_hints: dict[str, dict[str, list[str]]] = field(default_factory=dict)

@@ -579,7 +579,8 @@ class EmbeddedBackend:
                     wants_call, content = True, None
             if wants_call:
                 calls = self._tool_calls(decoder, choice_tools, grammar, request.tool_hints,
-                                         _user_turns(request), unheard=unheard)
+                                         _user_turns(request), unheard=unheard,
+                                         related=request.tool_relatedness)
                 name_scores = decoder.name_scores
                 finish = "tool_calls"
             if calls and calls[0].name == NO_TOOL and choice_tools is not request.tools:
@@ -597,7 +598,8 @@ class EmbeddedBackend:
                     passes += spent
                     calls = self._tool_calls(decoder, request.tools,
                                              self._grammar_for(request.tools),
-                                             request.tool_hints, _user_turns(request))
+                                             request.tool_hints, _user_turns(request),
+                                             related=request.tool_relatedness)
                     content, finish = None, "tool_calls"
         elif use_tools and grammar is not None:
             wants_call, first_text = True, None
@@ -605,7 +607,7 @@ class EmbeddedBackend:
                 wants_call, first_text = self._call_or_text(decoder.logits(), request.tools)
             if wants_call:
                 calls = self._tool_calls(decoder, request.tools, grammar, request.tool_hints,
-                                         _user_turns(request))
+                                         _user_turns(request), related=request.tool_relatedness)
                 finish = "tool_calls"
             else:
                 content, finish = self._answer(request, decoder, first_text)
@@ -776,21 +778,28 @@ class EmbeddedBackend:
         return LLMReply(content=content, tool_calls=calls, usage=usage)
 
     def _name_bias(
-        self, tools: list[dict[str, Any]], hints: dict[str, float], unheard: bool
+        self, tools: list[dict[str, Any]], hints: dict[str, float], unheard: bool,
+        related: dict[str, float] | None = None,
     ) -> list[float]:
-        """Per tool, what is added to its name's logit: the keyword prior and `say`'s bias.
+        """Per tool, what is added to its name's logit: the keyword prior, the relatedness
+        prior (0 for the most related tool, less for the others) and `say`'s bias.
 
         `say` gets `unheard_say_bias` more only when `unheard` (every client tool declares
         keywords and none was heard): a command without keywords must not lose to small talk.
         """
+        related = related or {}
+        closest = max(related.values(), default=0.0)
         bias = []
         for tool in tools:
             if tool is NO_TOOL_SCHEMA:
                 extra = self.options.unheard_say_bias if unheard else 0.0
                 bias.append(self.options.no_tool_bias + extra)
             else:
-                count = min(hints.get(tool_name(tool), 0.0), self.options.keyword_cap)
-                bias.append(self.options.keyword_bias * count)
+                name = tool_name(tool)
+                count = min(hints.get(name, 0.0), self.options.keyword_cap)
+                meaning = related.get(name, closest) - closest
+                bias.append(self.options.keyword_bias * count
+                            + self.options.relatedness_bias * meaning)
         return bias
 
     def _tool_calls(
@@ -802,13 +811,15 @@ class EmbeddedBackend:
         utterance: str | None = None,
         *,
         unheard: bool = False,
+        related: dict[str, float] | None = None,
     ) -> list[LLMToolCall]:
         calls: list[LLMToolCall] = []
         seen: set[tuple[str, str]] = set()
         for index in range(self.options.max_tool_calls):
             if index == 0:
                 decoder.commit_raw([self._special["<tool_call>"], self._special["\n"]])
-            bias = self._name_bias(tools, hints if index == 0 else {}, unheard)
+            bias = self._name_bias(tools, hints if index == 0 else {}, unheard,
+                                   related if index == 0 else None)
             text = decoder.tool_call(tools, grammar, bias if any(bias) else None)
             decoder.commit_raw([self._special["</tool_call>"]])
             parsed = json.loads(text)

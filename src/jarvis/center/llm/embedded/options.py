@@ -62,6 +62,8 @@ class EmbeddedOptions:
     max_tool_calls: int = 1  # calls in one reply (the 0.5B model hardly ever chains)
     keyword_bias: float = 4.0  # added to a tool's name per keyword heard ...
     keyword_cap: float = 3.0  # ... counting at most this many
+    # Added to a tool's name: this times (its relatedness - the most related tool's).
+    relatedness_bias: float = 60.0
     choice_bias: float = 8.0  # toward an enum value whose synonym the user said
     optional_key_bias: float = 0.0  # added to opening an optional argument
     unsaid_key_bias: float = -100.0  # opening an optional argument nobody said (-100: never)

