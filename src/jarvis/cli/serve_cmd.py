@@ -74,11 +74,16 @@ def serve(
     from jarvis.center.app import create_app
     from jarvis.center.llm import BackendConfigError
     from jarvis.center.logs import configure_logging, uvicorn_log_config
+    from jarvis.model_files import ModelStoreError
 
+    level = settings.log_level.lower()
+    log_config = uvicorn_log_config(settings.log_format)
+    if log_config is not None:  # before the app is built: what its start logs is JSON too
+        configure_logging(settings.log_format, level)
     try:
         _first_admin_token(settings)
         app = create_app(settings)
-    except BackendConfigError as exc:
+    except (BackendConfigError, ModelStoreError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     scheme = "https" if settings.tls else "http"
@@ -86,14 +91,11 @@ def serve(
         f"Jarvis center on {scheme}://{settings.host}:{settings.port} "
         f"(LLM: {settings.llm_backend}, database: {settings.redacted()['database_url']})"
     )
-    level = settings.log_level.lower()
     tls = {"ssl_certfile": str(settings.ssl_certfile) if settings.tls else None,
            "ssl_keyfile": str(settings.ssl_keyfile) if settings.tls else None}
-    log_config = uvicorn_log_config(settings.log_format)
     if log_config is None:
         uvicorn.run(app, host=settings.host, port=settings.port, log_level=level, **tls)
         return
-    configure_logging(settings.log_format, level)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level=level,
                 log_config=log_config, **tls)
 
