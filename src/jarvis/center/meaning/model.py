@@ -13,13 +13,13 @@ from pathlib import Path
 
 from jarvis.model_files import (
     FileBundle,
-    ModelMissingError,
     PinnedFile,
     ProgressCallback,
     WheelChunk,
     bundle_ready,
     models_dir,
     prepare_bundle,
+    resolve_bundle,
 )
 
 __all__ = ["SENTENCE_ENCODER", "encoder_folder", "encoder_ready", "prepare_encoder"]
@@ -56,12 +56,7 @@ def encoder_ready(data_dir: Path | None = None) -> bool:
 
 def encoder_folder(data_dir: Path | None = None) -> Path:
     """The prepared encoder's folder; a clear `ModelMissingError` when it is not prepared."""
-    folder = models_dir(data_dir) / SENTENCE_ENCODER.folder
-    if not bundle_ready(SENTENCE_ENCODER, folder):
-        raise ModelMissingError(
-            f"the {SENTENCE_ENCODER.description} is not prepared (expected in {folder}). "
-            f"Run `{SENTENCE_ENCODER.prepare_command}` to download and verify it.")
-    return folder
+    return resolve_bundle(SENTENCE_ENCODER, data_dir)
 
 
 def prepare_encoder(data_dir: Path | None = None, progress: ProgressCallback | None = None,

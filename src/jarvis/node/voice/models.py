@@ -15,13 +15,13 @@ from pathlib import Path
 from jarvis.model_files import (
     PREPARE_COMMAND,
     FileBundle,
-    ModelMissingError,
     PinnedFile,
     ProgressCallback,
     WheelChunk,
     bundle_ready,
     models_dir,
     prepare_bundle,
+    resolve_bundle,
 )
 
 __all__ = [
@@ -101,17 +101,6 @@ PIPER_VOICE = FileBundle(
 )
 
 VOICE_MODELS: tuple[FileBundle, ...] = (WHISPER_BASE, PIPER_VOICE)
-
-
-def resolve_bundle(bundle: FileBundle, data_dir: Path | None = None) -> Path:
-    """The bundle's folder when every file in it is verified; else a clear `ModelMissingError`."""
-    folder = models_dir(data_dir) / bundle.folder
-    if not bundle_ready(bundle, folder):
-        raise ModelMissingError(
-            f"the {bundle.description} is not prepared (expected in {folder}). "
-            f"Run `{bundle.prepare_command}` to download and verify it."
-        )
-    return folder
 
 
 def piper_voice_files(data_dir: Path | None = None) -> tuple[Path, Path]:
