@@ -77,6 +77,21 @@ def test_servers_that_do_not_start_are_problems_not_crashes(sample_command: list
         registry.close()
 
 
+def test_a_slow_start_is_bounded_by_start_timeout_not_call_timeout(
+    sample_command: list[str],
+) -> None:
+    # A loaded Raspberry Pi may take seconds to start a server whose calls are quick.
+    script = "import os, sys, time; time.sleep(2.5); os.execv(sys.executable, sys.argv[1:])"
+    config = McpServerConfig("sample", command=[sys.executable, "-c", script, *sample_command],
+                             call_timeout=1.0, start_timeout=15.0)
+    registry = _start(config)
+    try:
+        assert registry.problems == []
+        assert _convert(registry).success
+    finally:
+        registry.close()
+
+
 def test_a_server_down_at_start_keeps_its_commands_from_last_time(
     sample_command: list[str], tmp_path: Path,
 ) -> None:

@@ -118,7 +118,9 @@ class McpConnection:
         """Connect, list the tools, and stay connected until the connection breaks."""
         try:
             # The initialize handshake: every server speaks it, old and new protocol eras.
-            async with Client(self._transport(), read_timeout_seconds=self.config.call_timeout,
+            # A slow start (a loaded Pi) is bounded by start_timeout; calls by their own wait_for.
+            patience = max(self.config.start_timeout, self.config.call_timeout)
+            async with Client(self._transport(), read_timeout_seconds=patience,
                               mode="legacy", cache=None) as client:
                 listed = await client.list_tools()
                 self.tools = list(listed.tools)
