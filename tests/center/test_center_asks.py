@@ -156,6 +156,26 @@ FIND_BUS = function_tool(
 )
 
 
+def test_a_look_alike_tool_the_request_never_named_is_not_called(make_center: Any) -> None:
+    # Scripted: the model reaches for a tool whose values all came from the request.
+    clock = function_tool("get_time", {"city": {"type": "string"}}, [], "The time of day")
+    backend = ScriptedBackend([tool_call("get_time"), tool_call("find_bus", from_location="Reno",
+                                                                to_location="Fresno")])
+    center = make_center(backend)
+    cid = conversation_id()
+    center.start(cid, [FIND_BUS, clock])
+    reply = center.command(cid, "Please help me get a cab")
+    assert reply["stop_reason"] == "complete"
+    assert reply["assistant_message"] == "Sorry, I can't help with that."
+    assert reply["tool_calls"] is None
+    # Two values the user said show a request of the tool's shape, though no word names it.
+    other = conversation_id()
+    center.start(other, [FIND_BUS, clock])
+    called = center.command(other, "from Reno to Fresno")
+    assert called["stop_reason"] == "tool_calls"
+    assert called["tool_calls"][0]["function"]["name"] == "find_bus"
+
+
 def test_nothing_is_asked_about_a_tool_the_request_never_named(make_center: Any) -> None:
     # The model picks the only look-alike tool for a request no command serves.
     backend = ScriptedBackend([tool_call("find_bus"), tool_call("find_bus")])

@@ -293,7 +293,7 @@ def test_array_of_datetimes_from_available_commands(make_center: Any) -> None:
     center = make_center(backend)
     cid = conversation_id()
     center.start(cid, commands=[EVENTS_COMMAND])
-    assert center.command(cid, "what's on this weekend")["stop_reason"] == "tool_calls"
+    assert center.command(cid, "what's in the calendar this weekend")["stop_reason"] == "tool_calls"
     notes = _retry_notes(backend)
     assert "a list of an ISO-8601 date-time" in notes[0]
     assert "item 1" in notes[1]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from center_helpers import WEATHER_TOOL, conversation_id
+from center_helpers import WEATHER_TOOL, conversation_id, function_tool
 
-from jarvis.center.claims import REFUSAL, states_tool_facts
+from jarvis.center.claims import REFUSAL, promises_action, states_tool_facts, unsaid_specifics
 from jarvis.center.llm.scripted import ScriptedBackend, text
 
 
@@ -59,3 +59,49 @@ def test_a_made_up_result_is_spoken_as_a_refusal(make_center: Any) -> None:
     assert (reply["stop_reason"], reply["assistant_message"]) == ("complete", REFUSAL)
     kept = center.command(cid, "what's the capital of peru")
     assert kept["assistant_message"] == "Lima is the capital of Peru."
+
+
+@pytest.mark.parametrize(("answer", "said", "specifics"), [
+    ("Historical Landmark: The Golden Gate Bridge", "find me a historical landmark",
+     ["Golden", "Gate", "Bridge"]),
+    ("Oneway flight: 100 miles to Chicago", "I need a oneway flight", ["100", "Chicago"]),
+    ("Your dentist is free on Friday.", "book the dentist", ["Friday"]),
+    ("Lima is the capital of Peru.", "what's the capital of peru", []),
+    ("Sure! Which city are you leaving from?", "I need a bus", []),
+    ("Reno it is: 2 seats.", "2 seats to Reno", []),
+])
+def test_specifics_nobody_said(answer: str, said: str, specifics: list[str]) -> None:
+    assert unsaid_specifics(answer, said) == specifics
+
+
+def test_a_promise_without_a_question_stands_for_the_action() -> None:
+    assert promises_action("Yes, I can call you a cab now.")
+    assert promises_action("Sure, I'll book it.")
+    assert not promises_action("Sure, I can help. Where would you like to go?")
+    assert not promises_action("I can't do that.")
+
+
+ATTRACTIONS = function_tool("find_attractions", {"location": {"type": "string"}}, ["location"],
+                            "Browse attractions in a given city")
+
+
+def test_words_in_place_of_a_named_tool_are_refused_small_talk_is_not(
+    make_center: Any,
+) -> None:
+    # Scripted: the model answers in words instead of calling the tool the request names.
+    backend = ScriptedBackend([text("Historical Landmark: The Golden Gate Bridge"),
+                               text("Yes, I can show you attractions now."),
+                               text("Lima is the capital of Peru."),
+                               text("Yes, I can hear you.")])
+    center = make_center(backend)
+
+    def ask(request: str) -> dict[str, Any]:
+        cid = conversation_id()  # one conversation each: what was said before counts too
+        center.start(cid, [ATTRACTIONS])
+        return center.command(cid, request)
+
+    for request in ("find me a historical landmark to visit", "show me some attractions"):
+        reply = ask(request)
+        assert (reply["stop_reason"], reply["assistant_message"]) == ("complete", REFUSAL)
+    assert ask("what's the capital of peru")["assistant_message"] == "Lima is the capital of Peru."
+    assert ask("can you hear me")["assistant_message"] == "Yes, I can hear you."

@@ -46,3 +46,9 @@ def test_a_tool_that_says_nothing_about_itself_is_always_named() -> None:
     bare = {"type": "function", "function": {"name": "do_it", "parameters": {
         "type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}}}
     assert evokes("hello there", _spec(bare))
+
+
+def test_a_call_holding_several_said_values_has_the_tools_shape() -> None:
+    spec = _spec(FIND_BUS)
+    assert not evokes("Fresno to Reno please", spec, values_said=1)
+    assert evokes("Fresno to Reno please", spec, values_said=2)

@@ -7,13 +7,18 @@ engine speaks a plain refusal instead. What counts is general, not any command's
 action claimed as done or under way, a clock time or calendar date, a temperature or the
 weather, a price or balance, a share. Plain numbers and names stay ("A spider has eight
 legs", "Lima"): general knowledge is the LLM's to give.
+
+When the request names a registered tool, the bar is lower (the engine decides that): an
+answer in its place that gives specifics nobody said (a number, a day, a name: "Historical
+Landmark: The Golden Gate Bridge") or promises the action ("Yes, I can call you a cab
+now.") stands in for a result the tool never gave.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["REFUSAL", "states_tool_facts"]
+__all__ = ["REFUSAL", "promises_action", "states_tool_facts", "unsaid_specifics"]
 
 REFUSAL = "Sorry, I can't help with that."
 
@@ -51,3 +56,31 @@ _CLAIM = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
 def states_tool_facts(answer: str) -> bool:
     """Whether `answer` reports an action or a reading only a tool could give."""
     return _CLAIM.search(answer.replace("\u2019", "'")) is not None
+
+
+_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|tonight"
+_CALENDAR_WORD = re.compile(rf"^(?:{_DAYS}|(?:{_MONTHS})[a-z]*)$", re.IGNORECASE)
+_PROMISE = re.compile(r"^(?:yes|sure|of course|certainly|absolutely|okay|ok)\b[,!]?\s+"
+                      r"i(?: can|'ll| will| am going to)\b[^?]*$", re.IGNORECASE)
+_SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+|\n)$")
+
+
+def unsaid_specifics(answer: str, said: str) -> list[str]:
+    """Numbers, days, months and names (capitalized inside a sentence) in `answer` that
+    `said` (what the user and the tools said) does not hold."""
+    known = {w.lower() for w in re.findall(r"[\w'-]+", said)}
+    found = []
+    for match in re.finditer(r"[\w'-]+", answer.replace("\u2019", "'")):
+        word = match.group()
+        specific = (any(c.isdigit() for c in word) or _CALENDAR_WORD.match(word)
+                    or (word[0].isupper() and not word.startswith("I'") and word != "I"
+                        and not _SENTENCE_START.search(answer[: match.start()])))
+        if specific and word.lower() not in known:
+            found.append(word)
+    return found
+
+
+def promises_action(answer: str) -> bool:
+    """An affirmative that the assistant does it ("Yes, I can call you a cab now."),
+    with no question to go on with."""
+    return _PROMISE.search(answer.strip().replace("\u2019", "'")) is not None

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jarvis.center import dates
-from jarvis.center.claims import REFUSAL, states_tool_facts
+from jarvis.center.claims import REFUSAL, promises_action, states_tool_facts, unsaid_specifics
 from jarvis.center.evocation import evokes
 from jarvis.center.grounding import unsaid_optional, unsaid_required
 from jarvis.center.keywords import description_hints, description_words, keyword_hints
@@ -673,7 +673,8 @@ class Engine:
                     )
                     return self._ask_user(turn, text, param,
                                           [str(o) for o in options] if options else None, None)
-                if not turn.trace["server_tools"] and states_tool_facts(text):
+                if not turn.trace["server_tools"] and (states_tool_facts(text)
+                                                       or self._stands_in_for_a_tool(turn, text)):
                     # Said in place of a call, a reported result is made up.
                     turn.trace["refused_answer"] = text
                     text = REFUSAL
@@ -697,6 +698,9 @@ class Engine:
             if unsaid is not None:
                 return self._ask_for(turn, *unsaid)
             if not problems:
+                calls = self._named_calls(turn, calls)
+                if not calls:
+                    return self._complete(turn, REFUSAL)
                 turn.new_messages.append(_assistant_tool_message(calls, reply.content))
                 turn.trace["tool_calls"].extend({"id": c.id, "name": c.name} for c in calls)
                 pending = {
@@ -968,8 +972,7 @@ class Engine:
     ) -> tuple[ToolCallingResponse, dict[str, Any] | None]:
         """Ask the user for one value of `tool` (absent, or not said); a tool nothing the
         user said names is no request of theirs (see evocation.py): nothing to ask."""
-        said = _user_words(turn)
-        if not evokes(said, turn.catalog.tools[tool], self._related(turn, said).get(tool)):
+        if not self._named(turn, tool):
             turn.trace["unevoked"] = {"tool": tool, "parameter": param}
             return self._complete(turn, REFUSAL)
         spec = turn.catalog.tools[tool].params.get(param)
@@ -977,6 +980,31 @@ class Engine:
         kind = spec.type.kind if spec is not None and spec.type is not None else None
         return self._ask_user(turn, _parameter_question(param, options, kind), param, options,
                               tool_call_id, tool)
+
+    def _named(self, turn: _Turn, tool: str, values_said: int = 0) -> bool:
+        """Whether what the user said in the conversation names `tool` (see evocation.py)."""
+        said = _user_words(turn)
+        # The first turn's words are this utterance, already weighed for the LLM request.
+        text = turn.voice_command if said == self._heard(turn.voice_command) else said
+        return evokes(said, turn.catalog.tools[tool], self._related(turn, text).get(tool),
+                      values_said)
+
+    def _stands_in_for_a_tool(self, turn: _Turn, text: str) -> bool:
+        """Whether an answer in words to a request that names a tool gives specifics nobody
+        said or promises the action (see claims.py): words in place of the tool's result."""
+        if not (promises_action(text) or unsaid_specifics(text, _said_in(turn))):
+            return False
+        return any(self._named(turn, name) for name in turn.catalog.tools)
+
+    def _named_calls(self, turn: _Turn, calls: list[LLMToolCall]) -> list[LLMToolCall]:
+        """The calls of tools the user named; a call of a tool nothing said names is a
+        look-alike the model reached for, no request of the user's. Values left in a call
+        were said (see `_first_unsaid`)."""
+        named = [c for c in calls
+                 if self._named(turn, c.name, len(json.loads(c.arguments or "{}")))]
+        if len(named) < len(calls):
+            turn.trace["unevoked_calls"] = [c.name for c in calls if c not in named]
+        return named
 
     def _run_server_tools(self, turn: _Turn, calls: list[LLMToolCall]) -> None:
         since = time.perf_counter()

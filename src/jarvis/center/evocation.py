@@ -2,10 +2,11 @@
 
 A small model given a request no registered command serves picks a look-alike tool:
 "I need a dentist" -> `find_bus`, and the center would ask "Where are you leaving from?".
-Before asking the user for a value of a tool, something the user said must name it: a
-word of the tool's own declaration (its name, description, parameter names and
-descriptions, enum values, keywords, synonyms). Otherwise the request is answered as one
-the center cannot help with. Every command author reaches this through the declaration;
+Before asking the user for a value of a tool, or calling it, something the user said must
+name it: a word of the tool's own declaration (its name, description, parameter names and
+descriptions, enum values, keywords, synonyms), or words near it in meaning; a call may
+also show it by holding several values the user said. Otherwise the request is answered
+as one the center cannot help with. Every command author reaches this through the declaration;
 a tool whose declaration has no telling word is always taken as named.
 """
 
@@ -14,11 +15,14 @@ from __future__ import annotations
 from jarvis.center.keywords import keyword_heard, telling_words, words
 from jarvis.center.toolspec import ToolSpec
 
-__all__ = ["EVOKED_BY_MEANING", "declaration_words", "evokes"]
+__all__ = ["EVIDENT_VALUES", "EVOKED_BY_MEANING", "declaration_words", "evokes"]
 
 # Relatedness (cosine of sentence vectors) at which the request means the tool without
 # sharing a word with its declaration; fitted on SGD train.
 EVOKED_BY_MEANING = 0.45
+# Values of one call found in the user's words that show the request has the tool's shape
+# ("add the dentist tomorrow at 3": a title and a time) even when no word names the tool.
+EVIDENT_VALUES = 2
 
 
 def declaration_words(spec: ToolSpec) -> set[str]:
@@ -33,10 +37,14 @@ def declaration_words(spec: ToolSpec) -> set[str]:
     return found | {str(k) for k in keywords if str(k).strip()}
 
 
-def evokes(user_words: str, spec: ToolSpec, related: float | None = None) -> bool:
+def evokes(user_words: str, spec: ToolSpec, related: float | None = None,
+           values_said: int = 0) -> bool:
     """Whether `user_words` (what the user said in the conversation) name `spec`: a word
-    of its declaration, or (`related`, see center/meaning) words that mean what it does."""
+    of its declaration, (`related`, see center/meaning) words that mean what it does, or
+    (`values_said`) enough of a call's values taken from those words."""
     if related is not None and related >= EVOKED_BY_MEANING:
+        return True
+    if values_said >= EVIDENT_VALUES:
         return True
     wanted = declaration_words(spec)
     if not wanted:
