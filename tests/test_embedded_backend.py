@@ -685,3 +685,32 @@ def test_a_prompt_that_nearly_fills_the_context_still_leaves_room_for_the_call(
         tight.close()
     assert [call.name for call in reply.tool_calls] == ["reminder"]
     assert "plumber" in json.loads(reply.tool_calls[0].arguments)["text"]
+
+
+RIDE = {"type": "function", "function": {
+    "name": "get_ride", "description": "Call a taxi to head to a given destination",
+    "parameters": {"type": "object", "properties": {
+        "destination": {"type": "string", "description": "Destination for the taxi ride"},
+        "number_of_riders": {"type": "integer", "description": "Number of riders"}},
+        "required": ["destination", "number_of_riders"]}}}
+
+
+@pytest.mark.model
+def test_a_call_ends_at_a_required_value_nobody_said(
+    backend: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Writing the made-up rest would only cost time: the center asks for this value.
+    reply = backend.complete(_request("I need a cab please", tools=[RIDE],
+                                      allow_direct_answer=False))
+    [call] = reply.tool_calls
+    assert call.name == "get_ride" and "destination" not in json.loads(call.arguments)
+    assert reply.usage["stopped_at_unsaid"] == ["destination"]
+    said = backend.complete(_request("get me a cab to the airport for 2 people", tools=[RIDE],
+                                     allow_direct_answer=False))
+    assert "airport" in json.loads(said.tool_calls[0].arguments)["destination"].lower()
+    assert "stopped_at_unsaid" not in said.usage
+    monkeypatch.setattr(backend, "options", backend.options.replace(stop_at_unsaid=False))
+    whole = backend.complete(_request("I need a cab please", tools=[RIDE],
+                                      allow_direct_answer=False))
+    assert set(json.loads(whole.tool_calls[0].arguments)) == {"destination", "number_of_riders"}
+    assert whole.usage["completion_tokens"] > reply.usage["completion_tokens"]

@@ -691,7 +691,7 @@ class Engine:
                 continue
             calls, problems = self._check_calls(turn, calls)
             absent = [p for p in problems if p.problem in _ABSENT and p.param is not None]
-            if problems and len(absent) == len(problems):
+            if absent:  # what the user must say comes first; the rest is retried after it
                 return self._ask_for(turn, absent[0].tool_name, absent[0].param,
                                      absent[0].tool_call_id)
             unsaid = None if problems else self._first_unsaid(turn, calls)

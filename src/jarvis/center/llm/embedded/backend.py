@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from jarvis.center.grounding import content_words, durations_said, is_said
+from jarvis.center.grounding import content_words, durations_said, is_said, unsaid_required
 from jarvis.center.keywords import words
 from jarvis.center.llm.base import (
     LLMError,
@@ -41,6 +41,7 @@ from jarvis.center.llm.base import (
 from jarvis.center.llm.embedded.answer_probe import AnswerProbe, AnswerProbeError
 from jarvis.center.llm.embedded.cpu import cpu_lists_amx, without_weight_repacking
 from jarvis.center.llm.embedded.grammar import (
+    arguments_schema,
     name_option,
     name_prefix,
     tool_call_grammar,
@@ -291,6 +292,7 @@ class EmbeddedBackend:
         self._dropped: list[str] = []  # optional arguments of the last reply nobody said
         # Values of the last reply put in the user's words, or completed from them.
         self._respelled: list[str] = []
+        self._stopped_at: list[str] = []  # a required value nobody said ended the call here
         # Set at load: see _quote_tails.
         self._tails: tuple[frozenset[int], npt.NDArray[np.int32]] = (frozenset(), np.zeros(
             0, dtype=np.int32))
@@ -545,6 +547,7 @@ class EmbeddedBackend:
         self._first_gap = None
         self._dropped = []
         self._respelled = []
+        self._stopped_at = []
         name_scores: dict[str, float] = {}
         content: str | None = None
         calls: list[LLMToolCall] = []
@@ -636,6 +639,8 @@ class EmbeddedBackend:
             reply.usage["dropped_arguments"] = list(self._dropped)
         if self._respelled:
             reply.usage["respelled_arguments"] = list(self._respelled)
+        if self._stopped_at:
+            reply.usage["stopped_at_unsaid"] = list(self._stopped_at)
         return reply
 
     def _probe_verdict(self, request: LLMRequest, score: float | None) -> str | None:
@@ -734,6 +739,7 @@ class EmbeddedBackend:
             unsaid_key_bias=self.options.unsaid_key_bias,
             copied=None if grounded is None else _example_copy_check(request, said),
             said_in_full=lambda value: _said_in_full(value, said),
+            unsaid_required=self._unsaid_required(request),
         )
         if opening and info and "prompt_logits" in info:
             decoder.set_prompt_logits(info.pop("prompt_logits"))
@@ -741,6 +747,25 @@ class EmbeddedBackend:
         else:
             decoder.set_prompt_logits(read_last_logits(self._llm))
         return decoder
+
+    def _unsaid_required(self, request: LLMRequest) -> Callable[[str, str, Any], bool] | None:
+        """For the first request of a conversation, a check of a required value against
+        what was said, the center's own (center/grounding.py): an unsaid one ends the call,
+        and the center asks for it. Later turns are left whole: a value asked for once is
+        the LLM's reading of the answer."""
+        if not self.options.stop_at_unsaid or [
+                m for m in request.messages if m.get("role") not in ("system", "user")]:
+            return None
+        said = "\n".join(str(m["content"]) for m in request.messages
+                         if m.get("role") == "user" and isinstance(m.get("content"), str))
+        schemas = {tool_name(t): arguments_schema(t) for t in request.tools}
+        times = bool(request.date_hints) or bool(request.time_hints)
+
+        def unsaid(tool: str, key: str, value: Any) -> bool:
+            schema = {**schemas.get(tool, {}), "required": [key]}
+            return bool(unsaid_required({key: value}, schema, said, times_said=times,
+                                        tool=tool))
+        return unsaid
 
     def _reply(
         self,
@@ -821,7 +846,10 @@ class EmbeddedBackend:
             bias = self._name_bias(tools, hints if index == 0 else {}, unheard,
                                    related if index == 0 else None)
             text = decoder.tool_call(tools, grammar, bias if any(bias) else None)
-            decoder.commit_raw([self._special["</tool_call>"]])
+            if decoder.stopped_at is None:
+                decoder.commit_raw([self._special["</tool_call>"]])
+            else:
+                self._stopped_at.append(decoder.stopped_at)
             parsed = json.loads(text)
             name = parsed["name"]
             if utterance is not None and self.options.drop_unsaid:
@@ -852,7 +880,7 @@ class EmbeddedBackend:
             calls.append(
                 LLMToolCall(id="call_" + secrets.token_hex(8), name=name, arguments=arguments)
             )
-            if index + 1 >= self.options.max_tool_calls:
+            if index + 1 >= self.options.max_tool_calls or decoder.stopped_at is not None:
                 break
             # Qwen writes "\n" after </tool_call> whether or not another call follows; the
             # token after it tells: <tool_call> again, or the end of the turn.

@@ -197,6 +197,20 @@ def _as_kind(value: str, kind: str) -> str:
     return value[:10] if kind == "date" else value
 
 
+class _Unsaid(Exception):
+    """A required value nobody said was written: the call ends before its key."""
+
+    def __init__(self, key: str, before: bytes) -> None:
+        super().__init__(key)
+        self.key, self.before = key, before
+
+
+def _plain_text(schema: dict[str, Any]) -> bool:
+    """A free string: no choices, no format, no pattern (those are judged elsewhere)."""
+    return (schema.get("type") == "string" and not schema.get("enum")
+            and not schema.get("format") and not schema.get("pattern"))
+
+
 def _prefix_free(options: Sequence[bytes]) -> bool:
     return not any(
         i != j and b.startswith(a) for i, a in enumerate(options) for j, b in enumerate(options)
@@ -251,6 +265,7 @@ class Decoder:
         unsaid_key_bias: float = 0.0,
         copied: Callable[[str], bool] | None = None,
         said_in_full: Callable[[str], bool] | None = None,
+        unsaid_required: Callable[[str, str, Any], bool] | None = None,
     ) -> None:
         self.optional_key_bias = optional_key_bias
         self.undated_key_bias = undated_key_bias
@@ -265,6 +280,11 @@ class Decoder:
         # Whether a free string was copied from the prompt rather than said: see sample_text.
         self.copied = copied
         self.said_in_full = said_in_full
+        # (tool, key, value) -> whether nothing said accounts for a required free-text value:
+        # the call ends before it, and the center asks for it (no time spent on the rest).
+        self.unsaid_required = unsaid_required
+        self.stopped_at: str | None = None  # the key the last call ended before
+        self._tool = ""  # the tool of the call being written
         self.unsaid_keys: list[str] = []  # optional keys of the last call to leave out
         self._call_start = 0  # where the current call's tokens start in `generated`
         self.quote_tails = quote_tails  # tokens with text after a quote (see walk_value)
@@ -804,11 +824,13 @@ class Decoder:
         self.literal(b"]")
 
     def walk_object(
-        self, schema: dict[str, Any], heard: Mapping[str, Sequence[str]] | None = None
+        self, schema: dict[str, Any], heard: Mapping[str, Sequence[str]] | None = None,
+        top: bool = False,
     ) -> None:
         """Keys in schema order (as the grammar has them): required forced, optional chosen.
 
         `heard`: per key, the enum values whose synonyms the user said (see `walk_value`).
+        `top`: the call's arguments, where an unsaid required value ends the call.
         """
         props = ordered_properties(schema)
         self.literal(b"{")
@@ -838,6 +860,7 @@ class Decoder:
                         + (self.dated_key_bias if pull is not None and t is not None
                            and t <= pull else 0.0)
                         for t in targets]
+            before = self._call_text()
             target = targets[self.choose(options, bias)]
             if target is None:
                 return
@@ -848,7 +871,27 @@ class Decoder:
             else:
                 self.walk_value(sub, (heard or {}).get(key, ()),
                                 optional=None if props[target][2] else key)
+                if top and props[target][2] and self._unsaid_text(key, sub):
+                    raise _Unsaid(key, before)
             i, first = target + 1, False
+
+    def _call_text(self) -> bytes:
+        """The current call's decided text: committed tokens less what was sampled past the
+        last value, plus the forced text still queued."""
+        text = b"".join(self.piece(t) for t in self.generated[self._call_start:])
+        return text[: len(text) - len(self.overflow)] + self.buffer
+
+    def _unsaid_text(self, key: str, schema: dict[str, Any]) -> bool:
+        """Whether the free-text value just written for required `key` was never said."""
+        if self.unsaid_required is None or not _plain_text(schema):
+            return False
+        written = self._call_text()
+        start = written.rfind(json.dumps(key, ensure_ascii=False).encode() + b": ")
+        try:
+            value = json.loads(written[start:].split(b": ", 1)[1] or b"null")
+        except (ValueError, IndexError):  # the closing quote not yet decided: judged as said
+            return False
+        return isinstance(value, str) and self.unsaid_required(self._tool, key, value)
 
     def _counted_in_time(self, key: str, schema: dict[str, Any]) -> list[bytes] | None:
         """For a number counted in a unit of time, the lengths of time said in that unit
@@ -909,8 +952,14 @@ class Decoder:
         chosen = self.choose(options, name_bias)
         self.name_scores = {tool_name(tools[i]): round(v, 3)
                             for i, v in self.first_scores.items()}
-        self.walk_object(arguments_schema(tools[chosen]),
-                         self.choice_hints.get(tool_name(tools[chosen])))
+        self._tool, self.stopped_at = tool_name(tools[chosen]), None
+        try:
+            self.walk_object(arguments_schema(tools[chosen]),
+                             self.choice_hints.get(self._tool), top=True)
+        except _Unsaid as stop:
+            self.grammar, self.overflow, self.buffer = None, b"", b""
+            self.stopped_at = stop.key
+            return (stop.before + b"}}").decode("utf-8")
         self.literal(b"}\n")
         self.flush()
         self.grammar = None

@@ -71,6 +71,7 @@ class EmbeddedOptions:
     dated_key_bias: float = 5.0  # ... and when one was
     use_date_hints: bool = True  # dates come from the center's hints, not a prompt table
     drop_unsaid: bool = True  # optional values nobody said are left out
+    stop_at_unsaid: bool = True  # a first request's call ends at a required value unsaid
     max_draft: int = 10  # prompt-lookup draft tokens checked per pass (0: none)
 
     def __post_init__(self) -> None:
