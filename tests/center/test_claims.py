@@ -7,7 +7,13 @@ from typing import Any
 import pytest
 from center_helpers import WEATHER_TOOL, conversation_id, function_tool
 
-from jarvis.center.claims import REFUSAL, promises_action, states_tool_facts, unsaid_specifics
+from jarvis.center.claims import (
+    REFUSAL,
+    asks_for_something,
+    promises_action,
+    states_tool_facts,
+    unsaid_specifics,
+)
 from jarvis.center.llm.scripted import ScriptedBackend, text
 
 
@@ -74,6 +80,14 @@ def test_specifics_nobody_said(answer: str, said: str, specifics: list[str]) -> 
     assert unsaid_specifics(answer, said) == specifics
 
 
+def test_requests_for_something_are_told_from_questions() -> None:
+    assert asks_for_something("I need a oneway flight for a trip I have coming up.")
+    assert asks_for_something("Hello, I would like to search for events.")
+    assert asks_for_something("can you find me a dentist")
+    assert not asks_for_something("how many moons does jupiter have")
+    assert not asks_for_something("who won the world cup in 2010")
+
+
 def test_a_promise_without_a_question_stands_for_the_action() -> None:
     assert promises_action("Yes, I can call you a cab now.")
     assert promises_action("Sure, I'll book it.")
@@ -92,7 +106,9 @@ def test_words_in_place_of_a_named_tool_are_refused_small_talk_is_not(
     backend = ScriptedBackend([text("Historical Landmark: The Golden Gate Bridge"),
                                text("Yes, I can show you attractions now."),
                                text("Lima is the capital of Peru."),
-                               text("Yes, I can hear you.")])
+                               text("The longest river in Africa is the Nile."),
+                               text("Yes, I can hear you."),
+                               text("Oneway flight: 100 miles to Chicago.")])
     center = make_center(backend)
 
     def ask(request: str) -> dict[str, Any]:
@@ -104,4 +120,9 @@ def test_words_in_place_of_a_named_tool_are_refused_small_talk_is_not(
         reply = ask(request)
         assert (reply["stop_reason"], reply["assistant_message"]) == ("complete", REFUSAL)
     assert ask("what's the capital of peru")["assistant_message"] == "Lima is the capital of Peru."
+    # A name nobody said, in answer to a question that means no tool: general knowledge.
+    assert ask("what's the longest river in africa")["assistant_message"] == (
+        "The longest river in Africa is the Nile.")
     assert ask("can you hear me")["assistant_message"] == "Yes, I can hear you."
+    # A request for something no tool serves: a result in words is made up all the same.
+    assert ask("I need a oneway flight")["assistant_message"] == REFUSAL

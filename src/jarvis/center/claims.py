@@ -8,17 +8,20 @@ action claimed as done or under way, a clock time or calendar date, a temperatur
 weather, a price or balance, a share. Plain numbers and names stay ("A spider has eight
 legs", "Lima"): general knowledge is the LLM's to give.
 
-When the request names a registered tool, the bar is lower (the engine decides that): an
+When the request means a registered tool, the bar is lower (the engine decides that): an
 answer in its place that gives specifics nobody said (a number, a day, a name: "Historical
 Landmark: The Golden Gate Bridge") or promises the action ("Yes, I can call you a cab
-now.") stands in for a result the tool never gave.
+now.") stands in for a result the tool never gave. So does one with specifics nobody
+said in answer to a request for something done or found ("I need a oneway flight" ->
+"Oneway flight: 100 miles to Chicago"), whether or not a tool serves it.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["REFUSAL", "promises_action", "states_tool_facts", "unsaid_specifics"]
+__all__ = ["REFUSAL", "asks_for_something", "promises_action", "states_tool_facts",
+           "unsaid_specifics"]
 
 REFUSAL = "Sorry, I can't help with that."
 
@@ -58,7 +61,7 @@ def states_tool_facts(answer: str) -> bool:
     return _CLAIM.search(answer.replace("\u2019", "'")) is not None
 
 
-_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|tonight"
+_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _CALENDAR_WORD = re.compile(rf"^(?:{_DAYS}|(?:{_MONTHS})[a-z]*)$", re.IGNORECASE)
 _PROMISE = re.compile(r"^(?:yes|sure|of course|certainly|absolutely|okay|ok)\b[,!]?\s+"
                       r"i(?: can|'ll| will| am going to)\b[^?]*$", re.IGNORECASE)
@@ -84,3 +87,15 @@ def promises_action(answer: str) -> bool:
     """An affirmative that the assistant does it ("Yes, I can call you a cab now."),
     with no question to go on with."""
     return _PROMISE.search(answer.strip().replace("\u2019", "'")) is not None
+
+
+_REQUEST = re.compile(
+    r"^\W*(?:(?:hi|hello|hey)\b\W*)?(?:i(?:'d| would) like|i want|i wanna|i need"
+    r"|i'?m looking for|i am looking for|i'?m searching|i am searching|can you|could you"
+    r"|would you|will you|please|help me|find me|get me|book me)\b", re.IGNORECASE)
+
+
+def asks_for_something(utterance: str) -> bool:
+    """Whether `utterance` asks for something to be done or found (a want, a need, a
+    request of the assistant), as opposed to a question of general knowledge."""
+    return _REQUEST.search(utterance.replace("\u2019", "'")) is not None

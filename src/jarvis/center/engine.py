@@ -31,8 +31,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jarvis.center import dates
-from jarvis.center.claims import REFUSAL, promises_action, states_tool_facts, unsaid_specifics
-from jarvis.center.evocation import evokes
+from jarvis.center.claims import (
+    REFUSAL,
+    asks_for_something,
+    promises_action,
+    states_tool_facts,
+    unsaid_specifics,
+)
+from jarvis.center.evocation import EVOKED_BY_MEANING, evokes
 from jarvis.center.grounding import unsaid_optional, unsaid_required
 from jarvis.center.keywords import description_hints, description_words, keyword_hints
 from jarvis.center.llm.base import (
@@ -990,11 +996,18 @@ class Engine:
                       values_said)
 
     def _stands_in_for_a_tool(self, turn: _Turn, text: str) -> bool:
-        """Whether an answer in words to a request that names a tool gives specifics nobody
-        said or promises the action (see claims.py): words in place of the tool's result."""
-        if not (promises_action(text) or unsaid_specifics(text, _said_in(turn))):
+        """Whether an answer in words to a request that means a tool gives specifics nobody
+        said or promises the action, or one to any request for something done or found
+        gives specifics nobody said (see claims.py): words in place of a tool's result.
+        Meaning, not a shared word: among twenty tools some word of some declaration is
+        in nearly every question ("what's the longest river in africa")."""
+        specifics = unsaid_specifics(text, _said_in(turn))
+        if specifics and asks_for_something(turn.voice_command):
+            return True  # a made-up result of a request, served by a tool or not
+        if not (promises_action(text) or specifics):
             return False
-        return any(self._named(turn, name) for name in turn.catalog.tools)
+        related = self._related(turn, turn.voice_command).values()
+        return max(related, default=0.0) >= EVOKED_BY_MEANING
 
     def _named_calls(self, turn: _Turn, calls: list[LLMToolCall]) -> list[LLMToolCall]:
         """The calls of tools the user named; a call of a tool nothing said names is a
