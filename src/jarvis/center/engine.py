@@ -667,24 +667,7 @@ class Engine:
             reply, first = (first, None) if first is not None else (self._call_llm(turn), None)
             calls = _unique_ids(reply.tool_calls)
             if not calls:
-                text = (reply.content or "").strip()
-                if not text:
-                    raise _LLMFailed(LLMBadResponseError("empty reply (no text, no tool calls)"))
-                if node_errors and text.endswith("?"):
-                    # After a node's validation error a question is a clarification request.
-                    params = {e.get("param_name") for e in node_errors if e.get("param_name")}
-                    param = params.pop() if len(params) == 1 else None
-                    options = next(
-                        (e.get("valid_values") for e in node_errors if e.get("valid_values")), None
-                    )
-                    return self._ask_user(turn, text, param,
-                                          [str(o) for o in options] if options else None, None)
-                if not turn.trace["server_tools"] and (states_tool_facts(text)
-                                                       or self._stands_in_for_a_tool(turn, text)):
-                    # Said in place of a call, a reported result is made up.
-                    turn.trace["refused_answer"] = text
-                    text = REFUSAL
-                return self._complete(turn, text)
+                return self._answered(turn, reply, node_errors)
             asked = next((c for c in calls if c.name == ASK_USER), None)
             if asked is not None:
                 return self._llm_asks_user(turn, asked)
@@ -725,6 +708,30 @@ class Engine:
             if retries > self.config.max_retries:
                 return self._give_up(turn, problems)
             self._add_retry(turn, calls, problems, retries)
+
+    def _answered(
+        self, turn: _Turn, reply: LLMReply, node_errors: list[dict[str, Any]] | None
+    ) -> tuple[ToolCallingResponse, dict[str, Any] | None]:
+        """The LLM answered in words: a question after a node's validation error, a made-up
+        result (refused), or the answer."""
+        text = (reply.content or "").strip()
+        if not text:
+            raise _LLMFailed(LLMBadResponseError("empty reply (no text, no tool calls)"))
+        if node_errors and text.endswith("?"):
+            # After a node's validation error a question is a clarification request.
+            params = {e.get("param_name") for e in node_errors if e.get("param_name")}
+            param = params.pop() if len(params) == 1 else None
+            options = next(
+                (e.get("valid_values") for e in node_errors if e.get("valid_values")), None
+            )
+            return self._ask_user(turn, text, param,
+                                  [str(o) for o in options] if options else None, None)
+        if not turn.trace["server_tools"] and (states_tool_facts(text)
+                                               or self._stands_in_for_a_tool(turn, text)):
+            # Said in place of a call, a reported result is made up.
+            turn.trace["refused_answer"] = text
+            text = REFUSAL
+        return self._complete(turn, text)
 
     def _call_llm(
         self, turn: _Turn, tools_disabled: bool = False,
