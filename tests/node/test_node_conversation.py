@@ -140,7 +140,7 @@ def test_a_tool_that_raises_becomes_an_error_the_llm_sees(harness: Harness) -> N
     service = harness.start([tool_call("read_thermometer"), explain], [Thermometer()],
                             direct_tool_message=False)
 
-    result = service.process_voice_command("how warm is it in here")
+    result = service.process_voice_command("what does the room thermometer say")
 
     assert result.message == "The thermometer is not answering right now."
     assert result.stop_reason == "complete"
@@ -165,7 +165,8 @@ def test_missing_secret_names_the_setting_and_the_conversation_goes_on(harness: 
     assert first.tool_calls[0].error_type == "MissingSecretsError"
 
     harness.store.secrets.set_secret("HOME_ASSISTANT_TOKEN", "abcdefghij")
-    second = service.process_voice_command("and now?")
+    # Each utterance starts a conversation: the request names the command again.
+    second = service.process_voice_command("and what does home assistant say now?")
     assert second.message == "HA answered with a 10-char token"
     assert "abcdefghij" not in json.dumps(second.to_dict())
 

@@ -116,7 +116,7 @@ def test_list_shows_what_each_command_lacks_and_changes_nothing(setup: Setup) ->
 def test_first_use_installs_the_package_once_then_runs(setup: Setup) -> None:
     setup.plugin()
     setup.script([_tiny_call(), _tiny_call()])
-    result = runner.invoke(app, ["chat"], input="what is the tiny value\nand again\n")
+    result = runner.invoke(app, ["chat"], input="what is the tiny value\nthe tiny value again\n")
 
     assert result.exit_code == 0, result.output
     spoken = [line for line in result.output.splitlines() if line.startswith("jarvis>")]

@@ -55,7 +55,8 @@ def test_sentences_reach_on_sentence_and_the_result_is_unchanged(
         node: Node) -> None:
     service, paths = node
     heard: list[str] = []
-    result = service.process_voice_command("how warm is it in here", on_sentence=heard.append)
+    result = service.process_voice_command("what does the room thermometer say",
+                                           on_sentence=heard.append)
     assert heard == ["The thermometer is not answering.",
                      "Dr. Heat says: it was 21.5 °C, try again."]
     assert result.message == EXPLAINED and result.stop_reason == "complete"

@@ -758,11 +758,14 @@ class EmbeddedBackend:
             return None
         said = "\n".join(str(m["content"]) for m in request.messages
                          if m.get("role") == "user" and isinstance(m.get("content"), str))
-        schemas = {tool_name(t): arguments_schema(t) for t in request.tools}
+        tools = {tool_name(t): t for t in request.tools}
         times = bool(request.date_hints) or bool(request.time_hints)
 
         def unsaid(tool: str, key: str, value: Any) -> bool:
-            schema = {**schemas.get(tool, {}), "required": [key]}
+            # Judged as it will be sent: put in the user's words first ("kilos", not
+            # "kilometers"; see grounding.respelled_required_text).
+            value = respelled_required_text({key: value}, tools[tool], said).get(key, value)
+            schema = {**arguments_schema(tools[tool]), "required": [key]}
             return bool(unsaid_required({key: value}, schema, said, times_said=times,
                                         tool=tool))
         return unsaid

@@ -860,7 +860,7 @@ class Decoder:
                         + (self.dated_key_bias if pull is not None and t is not None
                            and t <= pull else 0.0)
                         for t in targets]
-            before = self._call_text()
+            before = self._call_text() if top and self.unsaid_required else b""
             target = targets[self.choose(options, bias)]
             if target is None:
                 return
