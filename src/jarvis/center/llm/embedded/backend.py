@@ -753,8 +753,8 @@ class EmbeddedBackend:
         what was said, the center's own (center/grounding.py): an unsaid one ends the call,
         and the center asks for it. Later turns are left whole: a value asked for once is
         the LLM's reading of the answer."""
-        if not self.options.stop_at_unsaid or [
-                m for m in request.messages if m.get("role") not in ("system", "user")]:
+        if not self.options.stop_at_unsaid or any(
+                m.get("role") not in ("system", "user") for m in request.messages):
             return None
         said = "\n".join(str(m["content"]) for m in request.messages
                          if m.get("role") == "user" and isinstance(m.get("content"), str))
@@ -762,8 +762,8 @@ class EmbeddedBackend:
         times = bool(request.date_hints) or bool(request.time_hints)
 
         def unsaid(tool: str, key: str, value: Any) -> bool:
-            # Judged as it will be sent: put in the user's words first ("kilos", not
-            # "kilometers"; see grounding.respelled_required_text).
+            # Judged as it will be sent: put in the user's words first (a word said in
+            # other words, see grounding.respelled_required_text).
             value = respelled_required_text({key: value}, tools[tool], said).get(key, value)
             schema = {**arguments_schema(tools[tool]), "required": [key]}
             return bool(unsaid_required({key: value}, schema, said, times_said=times,

@@ -871,7 +871,7 @@ class Decoder:
             else:
                 self.walk_value(sub, (heard or {}).get(key, ()),
                                 optional=None if props[target][2] else key)
-                if top and props[target][2] and self._unsaid_text(key, sub):
+                if top and props[target][2] and self._unsaid_text(key, sub, before):
                     raise _Unsaid(key, before)
             i, first = target + 1, False
 
@@ -881,14 +881,14 @@ class Decoder:
         text = b"".join(self.piece(t) for t in self.generated[self._call_start:])
         return text[: len(text) - len(self.overflow)] + self.buffer
 
-    def _unsaid_text(self, key: str, schema: dict[str, Any]) -> bool:
-        """Whether the free-text value just written for required `key` was never said."""
+    def _unsaid_text(self, key: str, schema: dict[str, Any], before: bytes) -> bool:
+        """Whether the free-text value just written for required `key` was never said;
+        `before` is the call's text before the key (see `_call_text`)."""
         if self.unsaid_required is None or not _plain_text(schema):
             return False
-        written = self._call_text()
-        start = written.rfind(json.dumps(key, ensure_ascii=False).encode() + b": ")
+        written = self._call_text()[len(before):]  # `, "key": value`
         try:
-            value = json.loads(written[start:].split(b": ", 1)[1] or b"null")
+            value = json.loads(written.split(b": ", 1)[1] or b"null")
         except (ValueError, IndexError):  # the closing quote not yet decided: judged as said
             return False
         return isinstance(value, str) and self.unsaid_required(self._tool, key, value)
