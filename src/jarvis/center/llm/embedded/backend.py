@@ -19,7 +19,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -248,6 +248,37 @@ class _Prefix:
 
     tokens: npt.NDArray[np.intc]
     state: bytes
+
+
+@dataclass
+class _Turn:
+    """A request as `_complete` prepared it: the prompt read, its grammar, the probe's say."""
+
+    request: LLMRequest
+    full: npt.NDArray[np.intc]
+    prefix: npt.NDArray[np.intc]
+    deadline: float
+    info: dict[str, Any]  # as `_restore` left it
+    use_tools: bool
+    pseudo: bool  # the `say` pseudo tool is offered
+    choice_tools: list[dict[str, Any]]
+    grammar: GrammarSampler | None
+    opening: list[int] | None
+    probe_score: float | None
+    verdict: str | None
+    prompt_ms: float
+
+
+@dataclass
+class _Outcome:
+    """What a turn of `_complete` wrote, and the decoder it ended with."""
+
+    decoder: Decoder
+    content: str | None = None
+    calls: list[LLMToolCall] = field(default_factory=list)
+    finish: str = "stop"
+    passes: int = 0  # forward passes of decoders given up on (`_rewind`)
+    name_scores: dict[str, float] = field(default_factory=dict)
 
 
 class EmbeddedBackend:
@@ -511,6 +542,30 @@ class EmbeddedBackend:
     def _complete(
         self, request: LLMRequest, started: float, deadline: float, on_text: TextSink | None
     ) -> LLMReply:
+        """One completion on the model thread: read the prompt, decide, and write the reply."""
+        turn = self._prepare(request, started, deadline)
+        decoder = self._decoder(request, turn.full, turn.prefix, deadline, turn.opening,
+                                turn.info)
+        self._first_gap = None
+        self._dropped = []
+        self._respelled = []
+        self._stopped_at = []
+        if turn.use_tools and turn.grammar is not None and turn.pseudo:
+            outcome = self._turn_with_say(turn, turn.grammar, decoder)
+        elif turn.use_tools and turn.grammar is not None:
+            outcome = self._call_or_answer_turn(turn, turn.grammar, decoder)
+        else:
+            outcome = self._text_turn(request, decoder, on_text)
+        content = outcome.content
+        if turn.use_tools and content is not None:  # in place of a call: see _speakable
+            content = _speakable(content, _utterance(request), _not_to_copy(request))
+        reply = self._reply(outcome.decoder, turn.full, turn.info, content, outcome.calls,
+                            outcome.finish, started, turn.prompt_ms, outcome.passes)
+        self._note_decision(reply, turn, outcome.name_scores)
+        return reply
+
+    def _prepare(self, request: LLMRequest, started: float, deadline: float) -> _Turn:
+        """The prompt read into the context, its grammar, and the answer probe's verdict."""
         assert self._prompt is not None
         use_tools = bool(request.tools) and not request.tools_disabled
         choice_tools = request.tools
@@ -542,106 +597,122 @@ class EmbeddedBackend:
                        if states is not None and self._probe is not None else None)
         verdict = self._probe_verdict(request, probe_score)
         prompt_ms = (time.perf_counter() - started) * 1000
+        return _Turn(request, full, prefix, deadline, info, use_tools, pseudo, choice_tools,
+                     grammar, opening, probe_score, verdict, prompt_ms)
 
-        decoder = self._decoder(request, full, prefix, deadline, opening, info)
-        self._first_gap = None
-        self._dropped = []
-        self._respelled = []
-        self._stopped_at = []
-        name_scores: dict[str, float] = {}
-        content: str | None = None
-        calls: list[LLMToolCall] = []
-        finish = "stop"
-        tool_call_id = self._special["<tool_call>"]
-        passes = 0
-        if use_tools and grammar is not None and pseudo:
-            # When no command's keyword was heard, two signals must agree on a call: the
-            # reply's first token, then the name choice with the pseudo tool. A keyword
-            # heard is evidence enough to go straight to the name choice.
-            wants_call, first_text = True, None
-            heard = any(v > 0 for v in request.tool_hints.values())
-            # Every tool declares keywords and none was heard.
-            unheard = not heard and bool(request.tool_hints) and all(
-                tool_name(t) in request.tool_hints for t in request.tools)
-            if verdict == "answer":
-                wants_call = False
-                _, first_text = self._first_tokens(decoder.logits(), request.tools)
-            elif verdict == "call":  # a request: only which command is left to choose
-                choice_tools, grammar, unheard = request.tools, self._grammar_for(
-                    request.tools), False
-            elif self.options.first_token_check == "always" or (
-                    self.options.first_token_check == "unheard" and not heard):
-                wants_call, first_text = self._call_or_text(decoder.logits(), request.tools)
-            if not wants_call:
-                content, finish = self._answer(request, decoder, first_text)
-                if _looks_like_a_call(content):
-                    # It wrote a call as text ('toggle porch light {"action": ...}'): redo
-                    # it as a call under the grammar, from the end of the prompt.
-                    decoder, spent = self._rewind(request, full, prefix, deadline, decoder)
-                    passes += spent
-                    wants_call, content = True, None
-            if wants_call:
-                calls = self._tool_calls(decoder, choice_tools, grammar, request.tool_hints,
+    def _turn_with_say(self, turn: _Turn, grammar: GrammarSampler, decoder: Decoder) -> _Outcome:
+        """The turn where `say` is offered beside the client's tools: a call, or an answer."""
+        request = turn.request
+        choice_tools = turn.choice_tools
+        out = _Outcome(decoder)
+        # When no command's keyword was heard, two signals must agree on a call: the
+        # reply's first token, then the name choice with the pseudo tool. A keyword
+        # heard is evidence enough to go straight to the name choice.
+        wants_call, first_text = True, None
+        heard = any(v > 0 for v in request.tool_hints.values())
+        # Every tool declares keywords and none was heard.
+        unheard = not heard and bool(request.tool_hints) and all(
+            tool_name(t) in request.tool_hints for t in request.tools)
+        if turn.verdict == "answer":
+            wants_call = False
+            _, first_text = self._first_tokens(out.decoder.logits(), request.tools)
+        elif turn.verdict == "call":  # a request: only which command is left to choose
+            choice_tools, grammar, unheard = request.tools, self._grammar_for(
+                request.tools), False
+        elif self.options.first_token_check == "always" or (
+                self.options.first_token_check == "unheard" and not heard):
+            wants_call, first_text = self._call_or_text(out.decoder.logits(), request.tools)
+        if not wants_call:
+            out.content, out.finish = self._answer(request, out.decoder, first_text)
+            if _looks_like_a_call(out.content):
+                # It wrote a call as text ('toggle porch light {"action": ...}'): redo
+                # it as a call under the grammar, from the end of the prompt.
+                self._redo(turn, out)
+                wants_call, out.content = True, None
+        if wants_call:
+            out.calls = self._tool_calls(out.decoder, choice_tools, grammar, request.tool_hints,
                                          _user_turns(request), unheard=unheard,
                                          related=request.tool_relatedness)
-                name_scores = decoder.name_scores
-                finish = "tool_calls"
-            if calls and calls[0].name == NO_TOOL and choice_tools is not request.tools:
-                # Back to the end of the prompt (one token re-read), then answer in words.
-                decoder, spent = self._rewind(request, full, prefix, deadline, decoder)
-                passes += spent
-                # Start from the best token that does not open a call (not a bare `{"`).
-                _, first = self._first_tokens(decoder.logits(), request.tools)
-                content, finish = self._answer(request, decoder, first)
-                calls = []
-                # `say` chosen, then a client tool's call written out (a made-up tool's,
-                # `send_email {}`, is an answer: no client tool does that).
-                if _looks_like_a_call(content) and _names_a_tool(content, request.tools):
-                    decoder, spent = self._rewind(request, full, prefix, deadline, decoder)
-                    passes += spent
-                    calls = self._tool_calls(decoder, request.tools,
-                                             self._grammar_for(request.tools),
-                                             request.tool_hints, _user_turns(request),
-                                             related=request.tool_relatedness)
-                    content, finish = None, "tool_calls"
-        elif use_tools and grammar is not None:
-            wants_call, first_text = True, None
-            if request.allow_direct_answer:
-                wants_call, first_text = self._call_or_text(decoder.logits(), request.tools)
-            if wants_call:
-                calls = self._tool_calls(decoder, request.tools, grammar, request.tool_hints,
+            out.name_scores = out.decoder.name_scores
+            out.finish = "tool_calls"
+        if out.calls and out.calls[0].name == NO_TOOL and choice_tools is not request.tools:
+            self._answer_for_say(turn, out)
+        return out
+
+    def _answer_for_say(self, turn: _Turn, out: _Outcome) -> None:
+        """`say` was chosen: answer in words instead (or call, if the answer is a call)."""
+        request = turn.request
+        # Back to the end of the prompt (one token re-read), then answer in words.
+        self._redo(turn, out)
+        # Start from the best token that does not open a call (not a bare `{"`).
+        _, first = self._first_tokens(out.decoder.logits(), request.tools)
+        out.content, out.finish = self._answer(request, out.decoder, first)
+        out.calls = []
+        # `say` chosen, then a client tool's call written out (a made-up tool's,
+        # `send_email {}`, is an answer: no client tool does that).
+        if _looks_like_a_call(out.content) and _names_a_tool(out.content, request.tools):
+            self._redo(turn, out)
+            out.calls = self._tool_calls(out.decoder, request.tools,
+                                         self._grammar_for(request.tools),
+                                         request.tool_hints, _user_turns(request),
+                                         related=request.tool_relatedness)
+            out.content, out.finish = None, "tool_calls"
+
+    def _call_or_answer_turn(
+        self, turn: _Turn, grammar: GrammarSampler, decoder: Decoder
+    ) -> _Outcome:
+        """The turn without `say`: a call, or an answer when the first token asks for one."""
+        request = turn.request
+        out = _Outcome(decoder)
+        wants_call, first_text = True, None
+        if request.allow_direct_answer:
+            wants_call, first_text = self._call_or_text(decoder.logits(), request.tools)
+        if wants_call:
+            out.calls = self._tool_calls(decoder, request.tools, grammar, request.tool_hints,
                                          _user_turns(request), related=request.tool_relatedness)
-                finish = "tool_calls"
-            else:
-                content, finish = self._answer(request, decoder, first_text)
+            out.finish = "tool_calls"
         else:
-            if request.response_schema:
-                decoder.grammar = self._grammar_text(value_grammar(request.response_schema))
-                decoder.grammar.reset()
-            # A plain-text reply must not open a call, whatever the model would like.
-            content, truncated = decoder.text([tool_call_id], self._is_end, on_text=on_text)
-            finish = "length" if truncated else "stop"
-        if use_tools and content is not None:  # in place of a call: see _speakable
-            content = _speakable(content, _utterance(request), _not_to_copy(request))
-        reply = self._reply(decoder, full, info, content, calls, finish, started, prompt_ms,
-                            passes)
+            out.content, out.finish = self._answer(request, decoder, first_text)
+        return out
+
+    def _text_turn(
+        self, request: LLMRequest, decoder: Decoder, on_text: TextSink | None
+    ) -> _Outcome:
+        """A plain-text reply (no tools), under the response schema's grammar when given."""
+        if request.response_schema:
+            decoder.grammar = self._grammar_text(value_grammar(request.response_schema))
+            decoder.grammar.reset()
+        # A plain-text reply must not open a call, whatever the model would like.
+        content, truncated = decoder.text([self._special["<tool_call>"]], self._is_end,
+                                          on_text=on_text)
+        return _Outcome(decoder, content=content, finish="length" if truncated else "stop")
+
+    def _redo(self, turn: _Turn, out: _Outcome) -> None:
+        """`_rewind` for `out`: a fresh decoder, counting the passes the old one spent."""
+        out.decoder, spent = self._rewind(turn.request, turn.full, turn.prefix, turn.deadline,
+                                          out.decoder)
+        out.passes += spent
+
+    def _note_decision(
+        self, reply: LLMReply, turn: _Turn, name_scores: dict[str, float]
+    ) -> None:
+        """Copy what decided call or answer, and what grounding changed, into `reply.usage`."""
         # What decided call or answer, for measuring (bench/accuracy.py reads the trace).
         if self._first_gap is not None:
             reply.usage["first_token_gap"] = self._first_gap
         if name_scores:
             reply.usage["name_scores"] = name_scores
-        if request.tool_hints:
-            reply.usage["tool_hints"] = dict(request.tool_hints)
-        if probe_score is not None:
-            reply.usage["answer_probe"] = round(probe_score, 3)
-            reply.usage["probe_verdict"] = verdict
+        if turn.request.tool_hints:
+            reply.usage["tool_hints"] = dict(turn.request.tool_hints)
+        if turn.probe_score is not None:
+            reply.usage["answer_probe"] = round(turn.probe_score, 3)
+            reply.usage["probe_verdict"] = turn.verdict
         if self._dropped:
             reply.usage["dropped_arguments"] = list(self._dropped)
         if self._respelled:
             reply.usage["respelled_arguments"] = list(self._respelled)
         if self._stopped_at:
             reply.usage["stopped_at_unsaid"] = list(self._stopped_at)
-        return reply
 
     def _probe_verdict(self, request: LLMRequest, score: float | None) -> str | None:
         """"answer", "call", or None (the model's own signals decide) for a probe score.
@@ -841,6 +912,7 @@ class EmbeddedBackend:
         unheard: bool = False,
         related: dict[str, float] | None = None,
     ) -> list[LLMToolCall]:
+        """The reply's tool calls, written under `grammar` (at most `max_tool_calls`)."""
         calls: list[LLMToolCall] = []
         seen: set[tuple[str, str]] = set()
         for index in range(self.options.max_tool_calls):
@@ -857,25 +929,7 @@ class EmbeddedBackend:
             name = parsed["name"]
             if utterance is not None and self.options.drop_unsaid:
                 tool = next(t for t in tools if tool_name(t) == name)
-                dropped = unsaid_optional_arguments(parsed["arguments"], tool, utterance,
-                                                    decoder.choice_hints.get(name))
-                # Copied from the prompt, then guessed again (see Decoder.sample_text).
-                dropped += [k for k in dict.fromkeys(decoder.unsaid_keys)
-                            if k in parsed["arguments"] and k not in dropped]
-                for key in dropped:
-                    del parsed["arguments"][key]
-                self._dropped.extend(dropped)
-                respelled = respelled_required_text(parsed["arguments"], tool, utterance)
-                parsed["arguments"].update(respelled)
-                completed = completed_values(parsed["arguments"], tool, utterance)
-                parsed["arguments"].update(completed)
-                regrounded = items_from_the_other_clause(parsed["arguments"], tool, utterance)
-                for key, items in regrounded.items():
-                    if items:
-                        parsed["arguments"][key] = items
-                    else:  # nothing left to name: the command asks for it
-                        del parsed["arguments"][key]
-                self._respelled.extend([*respelled, *completed, *regrounded])
+                self._ground(decoder, name, tool, parsed["arguments"], utterance)
             arguments = json.dumps(parsed["arguments"], ensure_ascii=False)
             if (name, arguments) in seen:  # a small model may repeat itself; once is enough
                 break
@@ -885,18 +939,46 @@ class EmbeddedBackend:
             )
             if index + 1 >= self.options.max_tool_calls or decoder.stopped_at is not None:
                 break
-            # Qwen writes "\n" after </tool_call> whether or not another call follows; the
-            # token after it tells: <tool_call> again, or the end of the turn.
-            decoder.commit_raw([self._special["\n"]])
-            logits = decoder.logits()
-            if logits[self._special["<tool_call>"]] <= max(
-                logits[self._special["<|im_end|>"]], logits[int(self._llm.token_eos())]
-            ):
+            if not self._another_call(decoder):
                 break
             decoder.commit_raw([self._special["<tool_call>"], self._special["\n"]])
         if not all(c.name in {tool_name(t) for t in tools} for c in calls):  # pragma: no cover
             raise LLMError("internal: a call names an unknown tool")
         return calls
+
+    def _ground(
+        self, decoder: Decoder, name: str, tool: dict[str, Any], arguments: dict[str, Any],
+        utterance: str,
+    ) -> None:
+        """Ground a call's `arguments` in what was said, in place: drop, respell, complete."""
+        dropped = unsaid_optional_arguments(arguments, tool, utterance,
+                                            decoder.choice_hints.get(name))
+        # Copied from the prompt, then guessed again (see Decoder.sample_text).
+        dropped += [k for k in dict.fromkeys(decoder.unsaid_keys)
+                    if k in arguments and k not in dropped]
+        for key in dropped:
+            del arguments[key]
+        self._dropped.extend(dropped)
+        respelled = respelled_required_text(arguments, tool, utterance)
+        arguments.update(respelled)
+        completed = completed_values(arguments, tool, utterance)
+        arguments.update(completed)
+        regrounded = items_from_the_other_clause(arguments, tool, utterance)
+        for key, items in regrounded.items():
+            if items:
+                arguments[key] = items
+            else:  # nothing left to name: the command asks for it
+                del arguments[key]
+        self._respelled.extend([*respelled, *completed, *regrounded])
+
+    def _another_call(self, decoder: Decoder) -> bool:
+        """After a call's `</tool_call>`: whether the model writes another call."""
+        # Qwen writes "\n" after </tool_call> whether or not another call follows; the
+        # token after it tells: <tool_call> again, or the end of the turn.
+        decoder.commit_raw([self._special["\n"]])
+        logits = decoder.logits()
+        end = max(logits[self._special["<|im_end|>"]], logits[int(self._llm.token_eos())])
+        return not logits[self._special["<tool_call>"]] <= end
 
     def _call_or_text(
         self, logits: npt.NDArray[np.float32], tools: list[dict[str, Any]]
@@ -1067,15 +1149,23 @@ class EmbeddedBackend:
         `prompt_logits` and `after_logits`. `states`: also read the hidden states the
         answer probe needs from that batch (`info["states"]`, see `_read_states`).
         """
+        info, reused_now = self._reuse_cached(full, prefix, deadline)
+        if not after:
+            if reused_now < len(full):
+                self._eval(full[reused_now:], deadline)
+            return info
+        info.update(self._eval_with_after(full, reused_now, after, deadline, states))
+        return info
+
+    def _reuse_cached(
+        self, full: npt.NDArray[np.intc], prefix: npt.NDArray[np.intc], deadline: float | None
+    ) -> tuple[dict[str, Any], int]:
+        """Bring the longest cached start of `full` into the context (reading and saving
+        `prefix` when new); the reuse info and how many tokens of `full` the context holds."""
         # A prefix neither live nor in memory may have been read by an earlier process.
         from_disk = self._prefix_from_disk(prefix, self._common(self._live_tokens(), full))
         live = self._common(self._live_tokens(), full)
-        best: _Prefix | None = None
-        for saved in self._prefixes.values():
-            n = len(saved.tokens)
-            longer = n > live and n <= len(full) and (best is None or n > len(best.tokens))
-            if longer and np.array_equal(full[:n], saved.tokens):
-                best = saved
+        best = self._longest_saved(full, live)
         source = "disk" if from_disk else "live" if live > 0 else "none"
         if best is not None:
             self._load_prefix(best)
@@ -1097,32 +1187,46 @@ class EmbeddedBackend:
             reused_now = reused
         info: dict[str, Any] = {"reused_tokens": reused, "evaluated_tokens": evaluated,
                                 "prefix_cache": source}
-        if not after:
-            if reused_now < len(full):
-                self._eval(full[reused_now:], deadline)
-            return info
+        return info, reused_now
+
+    def _longest_saved(self, full: npt.NDArray[np.intc], live: int) -> _Prefix | None:
+        """The longest saved prefix of `full` longer than the `live` tokens, if any."""
+        best: _Prefix | None = None
+        for saved in self._prefixes.values():
+            n = len(saved.tokens)
+            longer = n > live and n <= len(full) and (best is None or n > len(best.tokens))
+            if longer and np.array_equal(full[:n], saved.tokens):
+                best = saved
+        return best
+
+    def _eval_with_after(
+        self, full: npt.NDArray[np.intc], start: int, after: list[int],
+        deadline: float | None, states: bool,
+    ) -> dict[str, Any]:
+        """Evaluate `full[start:]` then `after`; the logits (and states) `_restore` returns."""
         # The rest of the prompt and `after` in one batch, keeping the logits of both ends.
-        rest = full[reused_now:]
+        rest = full[start:]
         head = max(0, len(rest) + len(after) - self.options.n_batch)
         if head:
             self._eval(rest[:head], deadline)
         tail = [*rest[head:].tolist(), *after]
         if deadline is not None and time.monotonic() > deadline:
             raise LLMTimeoutError("the embedded model timed out reading the prompt")
+        found: dict[str, Any] = {}
         if not states or len(tail) > _STATES_MAX_BATCH:
-            info["prompt_logits"], info["after_logits"] = eval_batch(
+            found["prompt_logits"], found["after_logits"] = eval_batch(
                 self._llm, tail, [len(rest) - head - 1, len(tail) - 1])
-            return info
+            return found
         # llama.cpp then outputs every position of the batch: ~50 ms more on 2 cores, and
         # a logits row (600 KB) per position, hence the bound.
         llama_cpp.llama_set_embeddings(self._llm.ctx, True)
         try:
-            info["prompt_logits"], info["after_logits"] = eval_batch(
+            found["prompt_logits"], found["after_logits"] = eval_batch(
                 self._llm, tail, [len(rest) - head - 1, len(tail) - 1], output_all=True)
-            info["states"] = self._read_states(full, reused_now + head, len(tail))
+            found["states"] = self._read_states(full, start + head, len(tail))
         finally:
             llama_cpp.llama_set_embeddings(self._llm.ctx, False)
-        return info
+        return found
 
     def _read_states(
         self, full: npt.NDArray[np.intc], batch_start: int, batch_len: int

@@ -231,6 +231,20 @@ class Stats:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def _with_bias(
+    logits: npt.NDArray[np.float32], tokens: Sequence[int], bias: Sequence[float]
+) -> npt.NDArray[np.float32]:
+    """A copy of `logits` with each option's `bias` added to its token (`choose`)."""
+    shift: dict[int, float] = {}
+    # Options sharing a token: the largest bias counts.
+    for token, b in zip(tokens, bias, strict=True):
+        shift[token] = max(b, shift.get(token, b))
+    logits = logits.copy()
+    for token, b in shift.items():
+        logits[token] += b
+    return logits
+
+
 class Decoder:
     """One generation on a Llama whose context already holds the evaluated prompt.
 
@@ -267,30 +281,6 @@ class Decoder:
         said_in_full: Callable[[str], bool] | None = None,
         unsaid_required: Callable[[str, str, Any], bool] | None = None,
     ) -> None:
-        self.optional_key_bias = optional_key_bias
-        self.undated_key_bias = undated_key_bias
-        self.dated_key_bias = dated_key_bias
-        self.date_hints = [list(vs) for vs in date_hints if vs]
-        self.choice_hints = choice_hints or {}  # tool -> parameter -> enum values said
-        self.choice_bias = choice_bias
-        # (schema, enum values heard) -> whether no value of that optional key could be
-        # one the user said; opening such a key gets `unsaid_key_bias`.
-        self.never_said = never_said
-        self.unsaid_key_bias = unsaid_key_bias
-        # Whether a free string was copied from the prompt rather than said: see sample_text.
-        self.copied = copied
-        self.said_in_full = said_in_full
-        # (tool, key, value) -> whether nothing said accounts for a required free-text value:
-        # the call ends before it, and the center asks for it (no time spent on the rest).
-        self.unsaid_required = unsaid_required
-        self.stopped_at: str | None = None  # the key the last call ended before
-        self._tool = ""  # the tool of the call being written
-        self.unsaid_keys: list[str] = []  # optional keys of the last call to leave out
-        self._call_start = 0  # where the current call's tokens start in `generated`
-        self.quote_tails = quote_tails  # tokens with text after a quote (see walk_value)
-        # None: not known (no hints given at all), so a time argument is left to the model.
-        self.time_hints = None if time_hints is None else list(time_hints)
-        self.duration_hints = list(duration_hints)  # ISO-8601, the lengths of time said
         self.llm = llm
         self.vocab = vocab
         self.deadline = deadline
@@ -298,14 +288,77 @@ class Decoder:
         self.temperature = temperature
         self.rng = rng or np.random.default_rng()
         self.piece = piece
+        self.is_special = is_special
+        self.is_end = is_end
+        self._set_drafting(prompt, draft_start, max_draft)
+        self._set_hints(date_hints, time_hints, duration_hints, choice_hints, quote_tails)
+        self._set_key_biases(optional_key_bias, undated_key_bias, dated_key_bias,
+                             choice_bias, unsaid_key_bias)
+        self._set_grounding(never_said, copied, said_in_full, unsaid_required)
+        self._start_output()
+
+    def _set_drafting(
+        self, prompt: npt.NDArray[np.intc] | None, draft_start: int, max_draft: int
+    ) -> None:
+        """Where prompt-lookup drafts come from, and how long they may be."""
         self.prompt = prompt if prompt is not None else np.zeros(0, dtype=np.intc)
         # Drafts come from the prompt after this position: what was said, not the system
         # prompt, whose examples are values the model must not copy (measured: a draft
         # from an example is nearly always refused, and costs its tokens all the same).
         self.draft_start = draft_start
-        self.max_draft = max_draft if temperature <= 0 else 0  # drafts need greedy decoding
-        self.is_special = is_special
-        self.is_end = is_end
+        self.max_draft = max_draft if self.temperature <= 0 else 0  # drafts need greedy decoding
+
+    def _set_hints(
+        self,
+        date_hints: Sequence[Sequence[str]],
+        time_hints: Sequence[str] | None,
+        duration_hints: Sequence[str],
+        choice_hints: Mapping[str, Mapping[str, Sequence[str]]] | None,
+        quote_tails: tuple[frozenset[int], Sequence[int]],
+    ) -> None:
+        """What the request heard (dates, times, durations, choices) and the quote tokens."""
+        self.date_hints = [list(vs) for vs in date_hints if vs]
+        self.choice_hints = choice_hints or {}  # tool -> parameter -> enum values said
+        self.quote_tails = quote_tails  # tokens with text after a quote (see walk_value)
+        # None: not known (no hints given at all), so a time argument is left to the model.
+        self.time_hints = None if time_hints is None else list(time_hints)
+        self.duration_hints = list(duration_hints)  # ISO-8601, the lengths of time said
+
+    def _set_key_biases(
+        self, optional_key_bias: float, undated_key_bias: float, dated_key_bias: float,
+        choice_bias: float, unsaid_key_bias: float,
+    ) -> None:
+        """The priors added to the logits of optional keys (`_key_bias`) and heard choices."""
+        self.optional_key_bias = optional_key_bias
+        self.undated_key_bias = undated_key_bias
+        self.dated_key_bias = dated_key_bias
+        self.choice_bias = choice_bias
+        self.unsaid_key_bias = unsaid_key_bias
+
+    def _set_grounding(
+        self,
+        never_said: Callable[[dict[str, Any], Sequence[str]], bool] | None,
+        copied: Callable[[str], bool] | None,
+        said_in_full: Callable[[str], bool] | None,
+        unsaid_required: Callable[[str, str, Any], bool] | None,
+    ) -> None:
+        """The backend's checks of values against what the user said."""
+        # (schema, enum values heard) -> whether no value of that optional key could be
+        # one the user said; opening such a key gets `unsaid_key_bias`.
+        self.never_said = never_said
+        # Whether a free string was copied from the prompt rather than said: see sample_text.
+        self.copied = copied
+        self.said_in_full = said_in_full
+        # (tool, key, value) -> whether nothing said accounts for a required free-text value:
+        # the call ends before it, and the center asks for it (no time spent on the rest).
+        self.unsaid_required = unsaid_required
+
+    def _start_output(self) -> None:
+        """The empty state of a generation: nothing committed, pending or chosen yet."""
+        self.stopped_at: str | None = None  # the key the last call ended before
+        self._tool = ""  # the tool of the call being written
+        self.unsaid_keys: list[str] = []  # optional keys of the last call to leave out
+        self._call_start = 0  # where the current call's tokens start in `generated`
         self.stats = Stats()
         self.pending: list[int] = []  # chosen, not yet run through the model
         self.generated: list[int] = []
@@ -439,26 +492,38 @@ class Decoder:
         if len(options) == 1:
             self.literal(options[0])
             return 0
-        indices = list(range(len(options)))
-        rems = list(options)
-        if self.overflow:
-            indices = [
-                i
-                for i in indices
-                if options[i].startswith(self.overflow) or self.overflow.startswith(options[i])
-            ]
-            if not indices:
-                raise DecodeError(f"internal: no option matches {self.overflow!r}")
-            if len(indices) == 1:
-                self.literal(options[indices[0]])
-                return indices[0]
-            rems = [options[i][len(self.overflow) :] for i in indices]
-            self.overflow = b""
-        else:
-            rems = [options[i] for i in indices]
-        texts = [self.buffer + r for r in rems]
+        indices = self._matching_overflow(options)
+        if len(indices) == 1:
+            self.literal(options[indices[0]])
+            return indices[0]
+        texts = [self.buffer + options[i][len(self.overflow) :] for i in indices]
+        self.overflow = b""
         self.buffer = b""
         toks = [self.tokenize(t) for t in texts]
+        chosen, pos = self._walk_options(indices, toks, bias)
+        done = b"".join(self.piece(t) for t in toks[chosen][:pos])
+        # The winner's remaining text joins the queue so it tokenizes with what follows.
+        self.buffer = texts[chosen][len(done) :]
+        return indices[chosen]
+
+    def _matching_overflow(self, options: Sequence[bytes]) -> list[int]:
+        """The indices of the options that agree with the sampled overflow (all without)."""
+        indices = list(range(len(options)))
+        if not self.overflow:
+            return indices
+        indices = [
+            i
+            for i in indices
+            if options[i].startswith(self.overflow) or self.overflow.startswith(options[i])
+        ]
+        if not indices:
+            raise DecodeError(f"internal: no option matches {self.overflow!r}")
+        return indices
+
+    def _walk_options(
+        self, indices: list[int], toks: list[list[int]], bias: Sequence[float] | None
+    ) -> tuple[int, int]:
+        """Commit tokens until one option is left: its position in `toks`, tokens taken."""
         cands = list(range(len(indices)))
         pos = 0
         first_split = True
@@ -475,22 +540,13 @@ class Decoder:
                 if bias is not None:
                     # At every split, so options that share their first tokens (get_weather,
                     # get_current_time) are told apart by their bias too.
-                    shift: dict[int, float] = {}
-                    for c in cands:  # options sharing a token: the largest bias counts
-                        token, b = toks[c][pos], bias[indices[c]]
-                        shift[token] = max(b, shift.get(token, b))
-                    logits = logits.copy()
-                    for token, b in shift.items():
-                        logits[token] += b
+                    logits = _with_bias(logits, [toks[c][pos] for c in cands],
+                                        [bias[indices[c]] for c in cands])
                 pick = self._pick(logits, np.array(nexts, dtype=np.int32))
                 self._commit([pick], forced=False)
             cands = [c for c in cands if toks[c][pos] == pick]
             pos += 1
-        chosen = cands[0]
-        done = b"".join(self.piece(t) for t in toks[chosen][:pos])
-        # The winner's remaining text joins the queue so it tokenizes with what follows.
-        self.buffer = texts[chosen][len(done) :]
-        return indices[chosen]
+        return cands[0], pos
 
     def sample_value(
         self,
