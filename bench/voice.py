@@ -24,6 +24,7 @@ commands), and the resident memory of a process listening (wake word + VAD only)
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import random
 import re
@@ -94,14 +95,33 @@ def non_wake_sentences() -> list[str]:
     return lines
 
 
+class RealTimeSource:
+    """Frames at the pace a microphone gives them, so the speech-to-text started during a
+    request's closing pause overlaps it as it would in a room."""
+
+    def __init__(self, audio: Audio) -> None:
+        from jarvis.node.voice import ArraySource
+
+        self._frames = ArraySource(audio)
+        self._start = time.perf_counter()
+
+    def read(self) -> bytes | None:
+        due = self._start + self._frames.position * 0.01
+        time.sleep(max(0.0, due - time.perf_counter()))
+        return self._frames.read()
+
+    def close(self) -> None:
+        self._frames.close()
+
+
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
 
 
-def bench_commands(engines, node, texts, conditions, verbose=False, use_hint=True) -> dict:
+def bench_commands(engines, node, texts, conditions, verbose=False, use_hint=True,
+                   early: bool = True) -> dict:
     from jarvis.node.voice import (
-        ArraySource,
         CollectingSink,
         LoopSettings,
         VoiceLoop,
@@ -110,6 +130,7 @@ def bench_commands(engines, node, texts, conditions, verbose=False, use_hint=Tru
     )
 
     hint = recognition_hint(node.registry) if use_hint else None
+    settings = LoopSettings() if early else LoopSettings(early_transcript_after=None)
     responder = service_responder(node.service)
     # What the same texts do typed: the tool the fast path runs (None: it would go to the center)
     typed, fast = {}, set()
@@ -135,8 +156,8 @@ def bench_commands(engines, node, texts, conditions, verbose=False, use_hint=Tru
             if snr is not None:
                 audio = with_noise(audio, snr, seed=index)
             engines.wake_word.reset()
-            loop = VoiceLoop(engines, ArraySource(audio), CollectingSink(), responder,
-                             settings=LoopSettings(), hint=hint)
+            loop = VoiceLoop(engines, RealTimeSource(audio), CollectingSink(), responder,
+                             settings=settings, hint=hint)
             exchanges = loop.run(max_exchanges=1)
             reference = _words(text)
             heard = exchanges[0].heard if exchanges else ""
@@ -231,6 +252,10 @@ def main() -> int:
                         help="recognize without the commands' words as hot words")
     parser.add_argument("--full-window", action="store_true",
                         help="Whisper's usual 30-second window for every request")
+    parser.add_argument("--beam", type=int, default=None,
+                        help="Whisper's beam size (default: the node's)")
+    parser.add_argument("--no-early", action="store_true",
+                        help="transcribe only once a request has ended")
     parser.add_argument("--center", help="a running center for the commands the fast path "
                         "does not take (default: none, fast path only)")
     parser.add_argument("--key", help="this node's key on that center (jarvis nodes add bench)")
@@ -249,6 +274,8 @@ def main() -> int:
 
     try:
         whisper = WhisperSettings(short_window=not args.full_window)
+        if args.beam:
+            whisper = dataclasses.replace(whisper, beam_size=args.beam)
         engines = load_engines(settings=EngineSettings(whisper=whisper))
     except ModelStoreError as exc:
         print(exc, file=sys.stderr)
@@ -263,7 +290,7 @@ def main() -> int:
                        client=client) as node:
             texts = commands_to_say(node.registry, args.commands)
             spoken = bench_commands(engines, node, texts, conditions, args.verbose,
-                                    not args.no_hint)
+                                    not args.no_hint, not args.no_early)
     wake = bench_wake_word(engines, args.false_accept_minutes)
     rss = listening_rss()
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -271,7 +298,9 @@ def main() -> int:
     n = len(texts)
     print(f"voice bench: {n} commands x 2 voices x (clean, 10 dB SNR), {os.cpu_count()} cores,"
           f" {time.perf_counter() - started:.0f} s; hot words {'off' if args.no_hint else 'on'},"
-          f" Whisper window {'30 s' if args.full_window else 'short'}")
+          f" Whisper window {'30 s' if args.full_window else 'short'}, beam "
+          f"{engines.stt.settings.beam_size}, transcribed "
+          f"{'after the request' if args.no_early else 'during the closing pause'}")
     print(f"{'condition':<16} {'WER':>6} {'woke':>6} {'right cmd':>10}")
     for (voice, snr), row in spoken["rows"].items():
         label = f"{voice} {'clean' if snr is None else f'{snr} dB'}"
@@ -291,7 +320,7 @@ def main() -> int:
     print(f"end of speech -> first reply audio, fast path: p50 {_percentile(lat, 0.5):.2f} s,"
           f" p90 {_percentile(lat, 0.9):.2f} s ({len(lat)} exchanges)")
     parts = {name: _percentile(values, 0.5) for name, values in spoken["parts"].items()}
-    print(f"  of which (p50 each): pause {parts['pause']:.2f} s, speech-to-text "
+    print(f"  of which (p50 each): pause {parts['pause']:.2f} s, speech-to-text after it "
           f"{parts['stt']:.2f} s, command + first sentence spoken {parts['answer']:.2f} s")
     lat = spoken["center_latencies"]
     if args.center and lat:

@@ -133,3 +133,36 @@ def test_a_streamed_answer_is_spoken_sentence_by_sentence_as_it_arrives() -> Non
     assert len(sink.played) == 3  # the whole answer is not spoken again
     assert [d for k, d in events if k == "sentence"] == ["First.", "Second."]
     assert "first_audio_s" in exchanges[0].timings
+
+
+class _LengthStt:
+    """Says how long the audio it was given lasted, e.g. "1.60"."""
+
+    def transcribe(self, audio: Audio, hint: str | None = None) -> str:
+        return f"{audio.duration:.2f}"
+
+
+def _heard_length(audio: Audio, after: float | None) -> float:
+    engines = VoiceEngines(MarkWakeWord(), LoudnessVad(), _LengthStt(), ToneTts())
+    settings = LoopSettings(recorder=RecorderSettings(end_silence=0.5, lead_in=0.3),
+                            early_transcript_after=after)
+    loop = VoiceLoop(engines, ArraySource(audio), CollectingSink(),
+                     lambda text, ask, say: Reply("ok"), settings=settings)
+    (exchange,) = loop.run(max_exchanges=1)
+    return float(exchange.heard)
+
+
+def test_the_request_is_transcribed_during_the_pause_that_ends_it() -> None:
+    audio = sound(("wake", 0.5), ("silence", 0.4), ("speech", 1.0), ("silence", 1.5))
+
+    # lead-in 0.3 s + speech 1.0 s + the pause so far: 0.15 s early, 0.5 s at the end
+    assert abs(_heard_length(audio, after=0.15) - 1.45) < 0.03
+    assert abs(_heard_length(audio, after=None) - 1.8) < 0.03
+
+
+def test_speech_after_a_short_pause_drops_the_early_transcript() -> None:
+    audio = sound(("wake", 0.5), ("silence", 0.4), ("speech", 1.0), ("silence", 0.3),
+                  ("speech", 0.6), ("silence", 1.5))
+
+    # the whole request, both parts (0.3 + 1.0 + 0.3 + 0.6) and 0.15 s of the final pause
+    assert abs(_heard_length(audio, after=0.15) - 2.35) < 0.03

@@ -24,6 +24,7 @@ from typing import Literal
 
 from jarvis.node.voice.audio import FRAME_BYTES, FRAME_SAMPLES, SAMPLE_RATE
 from jarvis.node.voice.earcon import earcon
+from jarvis.node.voice.early_transcript import EarlyTranscript
 from jarvis.node.voice.engines import VoiceEngines
 from jarvis.node.voice.interfaces import AudioSink, AudioSource
 from jarvis.node.voice.recorder import RecorderSettings, Recording, UtteranceRecorder
@@ -60,6 +61,9 @@ class LoopSettings:
     wake_word: Literal["required", "optional", "off"] = "required"
     barge_in: bool = True
     earcon: bool = True
+    # Seconds of pause after which speech-to-text starts while the recorder waits for the
+    # request's end (see early_transcript); None: only once the request has ended.
+    early_transcript_after: float | None = 0.2
 
 
 @dataclass
@@ -93,6 +97,8 @@ class VoiceLoop:
         self.respond = respond
         self.settings = settings or LoopSettings()
         self.hint = hint
+        self._transcripts = EarlyTranscript(engines.stt, hint,
+                                            self.settings.early_transcript_after)
         self._emit = on_event or (lambda _kind, _detail: None)
         self._ended = False
         self._announcements: queue.Queue[str] = queue.Queue()
@@ -137,7 +143,7 @@ class VoiceLoop:
         if not recording.heard_speech:
             self._emit("silence", "")
             return None
-        text = tidy_transcript(self.engines.stt.transcribe(recording.audio, self.hint))
+        text = tidy_transcript(self._transcripts.take(recording))
         self._emit("heard", text)
         return text or None
 
@@ -160,7 +166,7 @@ class VoiceLoop:
         decided = time.perf_counter()
         if recording.truncated:
             self._emit("truncated", f"{recording.audio.duration:.1f} s")
-        heard = tidy_transcript(self.engines.stt.transcribe(recording.audio, self.hint))
+        heard = tidy_transcript(self._transcripts.take(recording))
         transcribed = time.perf_counter()
         self._emit("heard", heard)
         firsts: list[float | None] = []
@@ -237,6 +243,7 @@ class VoiceLoop:
             recording = recorder.feed(frame, probability)
             if recording is not None:
                 return recording, woke
+            self._transcripts.watch(recorder)
 
     def _warm_up(self) -> None:
         """The detectors need about 0.75 s of audio before they answer; give them silence,

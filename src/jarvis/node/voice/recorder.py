@@ -82,6 +82,16 @@ class UtteranceRecorder:
             return self._done(heard=True, truncated=True)
         return None
 
+    @property
+    def pause(self) -> float:
+        """Seconds without speech since a request began (0 while speaking or before it)."""
+        return self._silent_run * _FRAME_S if self._started_at is not None else 0.0
+
+    def so_far(self) -> Audio:
+        """The request as heard up to now, from its lead-in."""
+        start = self._started_at if self._started_at is not None else len(self._frames)
+        return Audio.from_bytes(b"".join(self._frames[start:]))
+
     def finish(self) -> Recording:
         """The source ended: what was heard so far."""
         return self._done(heard=self._started_at is not None)
