@@ -8,11 +8,13 @@
 Spoken commands are texts from the built-in commands' examples and bench/corpus (lines
 with a tool; the deliberately misheard `asr_mixed` file is left out). Each is synthesized
 with two voices (Piper `en_US-joe-medium`, espeak-ng `en-us`), clean and with noise at
-10 dB SNR, preceded by "hey jarvis", and played through the real `VoiceLoop`: wake word,
-voice activity, Whisper base, the node's text path, Piper for the answer. By default only
-the fast path runs (the center URL is a closed port, so nothing reaches an LLM); with
-`--center URL` (a running `jarvis serve`, best with `rate_limit_per_minute=0`) the other
-commands go to that center and their latency is printed apart.
+10 dB SNR, preceded by "hey jarvis", and fed in real time (as a microphone would, so
+speech-to-text started during the closing pause overlaps it) through the real
+`VoiceLoop`: wake word, voice activity, Whisper base, the node's text path, Piper for the
+answer. By default only the fast path runs (the center URL is a closed port, so nothing
+reaches an LLM); with `--center URL` (a running `jarvis serve`, best with
+`rate_limit_per_minute=0`) the other commands go to that center and their latency is
+printed apart.
 
 Printed: word error rate (numbers compared as digits), the share of commands the fast
 path runs right from speech against the same texts typed, wake-word detection at three
