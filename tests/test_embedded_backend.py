@@ -714,35 +714,3 @@ def test_a_call_ends_at_a_required_value_nobody_said(
                                       allow_direct_answer=False))
     assert set(json.loads(whole.tool_calls[0].arguments)) == {"destination", "number_of_riders"}
     assert whole.usage["completion_tokens"] > reply.usage["completion_tokens"]
-
-
-@pytest.mark.model
-def test_a_required_value_first_written_unsaid_is_asked_once_more(
-    backend: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The model's first guess can be a likely value instead of the one said ("New York"
-    # for "to the airport", with other numerics); here the first guess is judged unsaid,
-    # whatever it is, to see the second one written without its opening.
-    judged: list[str] = []
-    check = backend._unsaid_required
-
-    def first_refused(request: LLMRequest) -> Any:
-        inner = check(request)
-        assert inner is not None
-
-        def unsaid(tool: str, key: str, value: Any) -> bool:
-            judged.append(value)
-            return len(judged) == 1 or inner(tool, key, value)
-        return unsaid
-
-    monkeypatch.setattr(backend, "_unsaid_required", first_refused)
-    reply = backend.complete(_request("get me a cab to the airport for 2 people", tools=[RIDE],
-                                      allow_direct_answer=False))
-    assert reply.usage["unsaid_refused"] == 1
-    first, second = judged[0], judged[1]
-    assert not second.lower().startswith(first.split()[0].lower()), (first, second)
-    arguments = json.loads(reply.tool_calls[0].arguments)
-    if "stopped_at_unsaid" in reply.usage:  # the second guess was not said either: asked
-        assert "destination" not in arguments
-    else:
-        assert arguments["destination"] == second

@@ -397,12 +397,15 @@ def test_a_foreign_tool_asks_for_what_was_not_said_and_derives_what_was(
     assert asked.validation_request.tool_name == "get_ride"
     assert asked.validation_request.parameter_name == "destination"
 
-    booked = _ask_foreign(client, schemas, "get me a cab to the airport for 2 people")
+    # Not "to the airport": beside the built-ins the 0.5B's first guess for it is
+    # "New York" under some CPUs' arithmetic (then the center asks, as it must for a value
+    # nobody said); a station is written as said whatever the prompt's batch size.
+    booked = _ask_foreign(client, schemas, "book a cab to the train station for 2 people")
     assert booked.stop_reason == "tool_calls", booked.assistant_message
     call = (booked.tool_calls or [])[0]
     assert call.function.name == "get_ride"
     arguments = json.loads(call.function.arguments)
-    assert "airport" in arguments["destination"].lower() and arguments["number_of_riders"] == 2
+    assert "station" in arguments["destination"].lower() and arguments["number_of_riders"] == 2
 
     timed = _ask_foreign(client, schemas, "start a 10 minute countdown")
     assert timed.stop_reason == "tool_calls", timed.assistant_message

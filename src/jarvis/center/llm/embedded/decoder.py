@@ -591,14 +591,11 @@ class Decoder:
         return value[:end]
 
     def sample_text(
-        self, banned: Sequence[int], closers: frozenset[int], optional: str | None = None,
-        unsaid: Callable[[str], bool] | None = None,
+        self, banned: Sequence[int], closers: frozenset[int], optional: str | None = None
     ) -> None:
         """A free string; asked once more, without the tokens that would begin it again,
         when `copied` says the model copied it from the prompt instead of taking it from
-        what was said ("take out the trash", a prompt example, for "we need bread"), or
-        `unsaid` says a required value was never said (a likely city for "to the airport":
-        the second answer is judged again by the caller, and asked for when still unsaid).
+        what was said ("take out the trash", a prompt example, for "we need bread").
 
         The second answer of an `optional` key must be said in full (`said_in_full`), or
         the key goes to `unsaid_keys`: the command's default beats a second guess.
@@ -608,13 +605,11 @@ class Decoder:
         self.logits()  # what leads to the value is read: the point to come back to
         mark = (len(self.generated), self.llm.n_tokens, self._logits)
         value = json.loads(self._sample_rest(b'"', MAX_STRING_BYTES, banned, closers))
-        copy = self.copied is not None and self.copied(value)
-        if not copy and (unsaid is None or not unsaid(value)):
+        if self.copied is None or not self.copied(value):
             return
         openings = self._openings(value, self.generated[mark[0]])
         self._back_to(*mark)
-        refused = "copies_refused" if copy else "unsaid_refused"
-        self.stats.extra[refused] = self.stats.extra.get(refused, 0) + 1
+        self.stats.extra["copies_refused"] = self.stats.extra.get("copies_refused", 0) + 1
         again = json.loads(self._sample_rest(b'"', MAX_STRING_BYTES, [*banned, *openings],
                                              closers))
         if optional is not None and self.said_in_full is not None and not self.said_in_full(
@@ -832,14 +827,12 @@ class Decoder:
         return [o.encode() for o in options] or None
 
     def walk_value(
-        self, schema: dict[str, Any], heard: Sequence[str] = (), *, optional: str | None = None,
-        unsaid: Callable[[str], bool] | None = None,
+        self, schema: dict[str, Any], heard: Sequence[str] = (), *, optional: str | None = None
     ) -> None:
         """One value: a choice when its literals are known, else sampled under the grammar.
 
         `heard`: enum values whose synonyms the user said; `choice_bias` favours them.
-        `optional`: the key, when the value is an optional key's; `unsaid`: for a required
-        text value, whether it was never said (see `sample_text`).
+        `optional`: the key, when the value is an optional key's (see `sample_text`).
         """
         literals = self.heard_literals(schema)
         if literals is None:
@@ -864,8 +857,8 @@ class Decoder:
             # they tokenize as the model would write them. A token with text before its
             # quote and more after it (`trash",`) is never taken.
             closers, inner = self.quote_tails
-            if plain and (self.copied is not None or unsaid is not None):
-                self.sample_text(inner, closers, optional, unsaid)
+            if plain and self.copied is not None:
+                self.sample_text(inner, closers, optional)
             else:
                 self.sample_value(b'"', cap=MAX_STRING_BYTES if plain else None, banned=inner,
                                   closers=closers)
@@ -932,14 +925,9 @@ class Decoder:
             if counted is not None:  # "a 10 minute timer" for duration_seconds: 600
                 self.choose(counted)
             else:
-                judged = top and props[target][2] and self.unsaid_required is not None
-                # One second guess a reply: a chain of them is slow, and what follows a
-                # vague one ("some place") is seldom better.
-                again = judged and not self.stats.extra.get("unsaid_refused")
                 self.walk_value(sub, (heard or {}).get(key, ()),
-                                optional=None if props[target][2] else key,
-                                unsaid=self._unsaid_check(key) if again else None)
-                if judged and self._unsaid_text(key, sub, before):
+                                optional=None if props[target][2] else key)
+                if top and props[target][2] and self._unsaid_text(key, sub, before):
                     raise _Unsaid(key, before)
             i, first = target + 1, False
 
@@ -948,12 +936,6 @@ class Decoder:
         last value, plus the forced text still queued."""
         text = b"".join(self.piece(t) for t in self.generated[self._call_start:])
         return text[: len(text) - len(self.overflow)] + self.buffer
-
-    def _unsaid_check(self, key: str) -> Callable[[str], bool]:
-        """Whether a text value of required `key` of the current call was never said."""
-        check, tool = self.unsaid_required, self._tool
-        assert check is not None
-        return lambda value: check(tool, key, value)
 
     def _unsaid_text(self, key: str, schema: dict[str, Any], before: bytes) -> bool:
         """Whether the free-text value just written for required `key` was never said;
