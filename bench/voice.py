@@ -103,12 +103,14 @@ class RealTimeSource:
 
     def __init__(self, audio: Audio) -> None:
         from jarvis.node.voice import ArraySource
+        from jarvis.node.voice.audio import FRAME_SAMPLES, SAMPLE_RATE
 
         self._frames = ArraySource(audio)
+        self._frame_s = FRAME_SAMPLES / SAMPLE_RATE
         self._start = time.perf_counter()
 
     def read(self) -> bytes | None:
-        due = self._start + self._frames.position * 0.01
+        due = self._start + self._frames.position * self._frame_s
         time.sleep(max(0.0, due - time.perf_counter()))
         return self._frames.read()
 
