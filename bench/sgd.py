@@ -549,6 +549,9 @@ def parse_args() -> argparse.Namespace:
                         help="an EmbeddedOptions field, e.g. no_tool_bias=1.5 (repeatable)")
     parser.add_argument("--limit", type=int,
                         help="only the first N planned requests (a quick check; node order)")
+    parser.add_argument("--services", type=lambda text: set(text.split(",")),
+                        help="only the requests to these registered services, comma-separated "
+                             "(e.g. Weather_1,Events_1: a closer look at a few)")
     parser.add_argument("--plan", action="store_true",
                         help="print the nodes and request counts, run nothing")
     args = parser.parse_args()
@@ -571,6 +574,12 @@ def main() -> None:
     tools, cases = load_split(args.data, args.split)
     nodes = build_nodes(tools, args)
     requests = plan_requests(nodes, cases, tools, load_small_talk(args.split), args)
+    if args.services:
+        unknown = args.services - set(tools)
+        if unknown:
+            raise SystemExit(f"no such service in {args.split}: {', '.join(sorted(unknown))}")
+        requests = [r for r in requests if r.kind == "service" and r.case is not None
+                    and r.case.service in args.services]
     if args.limit:
         requests = requests[: args.limit]
     if args.plan:

@@ -9,6 +9,7 @@ from jarvis.center.grounding import content_words, durations_said, is_said
 from jarvis.center.llm.embedded.grammar import array_bounds, tool_call_grammar
 from jarvis.center.llm.embedded.grounding import (
     completed_values,
+    dates_as_said,
     items_from_the_other_clause,
     never_said,
     respelled_required_text,
@@ -50,6 +51,19 @@ def test_dates_heard_beyond_the_table_and_through_typos() -> None:
     assert dates_heard("remind me in 3 days", ZONE, NOW) == [["2026-01-17T00:00:00-05:00"]]
     assert dates_heard("whats the weather tomorow", ZONE, NOW) == [["2026-01-15T00:00:00-05:00"]]
     assert dates_heard("may i have a song", ZONE, NOW) == []
+
+
+def test_dates_heard_as_days_of_the_month_and_weekdays_of_a_week() -> None:
+    # One phrase each, not a weekday and a whole week.
+    assert dates_heard("dinner on monday next week", ZONE, NOW) == [
+        ["2026-01-19T00:00:00-05:00"]]
+    assert dates_heard("a car from the 20th of this month", ZONE, NOW) == [
+        ["2026-01-20T00:00:00-05:00"]]
+    assert dates_heard("a flight on the 16th and back on the 19th", ZONE, NOW) == [
+        ["2026-01-16T00:00:00-05:00"], ["2026-01-19T00:00:00-05:00"]]
+    # A month said with the day is one phrase; a word ordinal alone is no date.
+    assert dates_heard("on the 5th of june", ZONE, NOW) == [["2026-06-05T00:00:00-04:00"]]
+    assert dates_heard("play the first song", ZONE, NOW) == []
 
 
 def test_times_heard_are_clock_times_both_halves_when_unsaid() -> None:
@@ -113,6 +127,29 @@ def test_unsaid_optional_free_text_is_found_but_enums_and_said_items_are_kept() 
     said = {"action": "add", "items": ["milk", "bred"], "store": "the corner shop"}
     heard = "add milk and bread from the corner shop"
     assert unsaid_optional_arguments(said, SHOPPING, heard) == []
+
+
+WEATHER_ON = {"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object",
+    "properties": {"city": {"type": "string", "description": "Name of the city"},
+                   "date": {"type": "string", "description": "Date for the weather"}},
+    "required": ["city"]}}}
+
+
+def test_an_iso_date_for_plain_text_is_put_as_the_day_said() -> None:
+    # "weather for nyc on march 2nd": the model's year and hour were made up.
+    made_up = {"city": "NYC", "date": "2025-03-02T10:00:00+02:00"}
+    assert dates_as_said(made_up, WEATHER_ON, ["2019-03-02"], []) == {"date": "2019-03-02"}
+    # The day of the month decides between two days said; a clock time said stays.
+    assert dates_as_said({"date": "2025-03-09T17:00:00"}, WEATHER_ON,
+                         ["2019-03-02", "2019-03-09"], ["17:00"]) == {
+        "date": "2019-03-09T17:00"}
+    # No day said: left as written, for grounding to drop as unsaid.
+    assert dates_as_said(made_up, WEATHER_ON, [], []) == {}
+    assert unsaid_optional_arguments(made_up, WEATHER_ON, "weather for nyc") == ["date"]
+    said = {"city": "NYC", "date": "2019-03-02"}
+    assert unsaid_optional_arguments(said, WEATHER_ON, "weather for nyc on march 2nd",
+                                     days=["2019-03-02"]) == []
 
 
 def test_an_optional_choice_is_kept_when_its_declared_synonym_was_said() -> None:

@@ -100,6 +100,17 @@ def test_llm_timeout_is_an_error_and_the_conversation_survives(make_center: Any,
     assert [m["content"] for m in messages if m["role"] == "user"] == ["weather in oslo"]
 
 
+def test_a_reply_that_must_be_a_call_asks_the_server_for_one(fake: FakeOpenAI) -> None:
+    fake.plan.extend([("json", completion("Sure.")),
+                      ("json", completion(calls=[("open_weather_command", {"city": "Oslo"})]))])
+    backend = OpenAIBackend(base_url=fake.url)
+    messages = [{"role": "user", "content": "weather in oslo"}]
+    backend.complete(LLMRequest(messages=messages, tools=[WEATHER_TOOL]))
+    backend.complete(LLMRequest(messages=messages, tools=[WEATHER_TOOL], must_call=True))
+    backend.close()
+    assert [r["body"]["tool_choice"] for r in fake.requests] == ["auto", "required"]
+
+
 @pytest.mark.parametrize("part", ["headers", "body"])
 def test_llm_timeout_bounds_a_server_that_drips_its_answer(fake: FakeOpenAI, part: str) -> None:
     # A byte every half second never trips a per-read timeout; the whole answer would

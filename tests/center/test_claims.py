@@ -14,7 +14,7 @@ from jarvis.center.claims import (
     states_tool_facts,
     unsaid_specifics,
 )
-from jarvis.center.llm.scripted import ScriptedBackend, text
+from jarvis.center.llm.scripted import ScriptedBackend, text, tool_calls
 
 
 @pytest.mark.parametrize("answer", [
@@ -105,6 +105,8 @@ def test_words_in_place_of_a_named_tool_are_refused_small_talk_is_not(
     # Scripted: the model answers in words instead of calling the tool the request names.
     backend = ScriptedBackend([text("Historical Landmark: The Golden Gate Bridge"),
                                text("Yes, I can show you attractions now."),
+                               # Asked again for the call it promised: a place nobody said.
+                               tool_calls(("find_attractions", {"location": "Paris"})),
                                text("Lima is the capital of Peru."),
                                text("The longest river in Africa is the Nile."),
                                text("Yes, I can hear you."),

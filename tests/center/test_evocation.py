@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from center_helpers import function_tool
 
-from jarvis.center.evocation import declaration_words, evokes
+from jarvis.center.evocation import declaration_words, distinct_values, evokes
 from jarvis.center.toolspec import ToolSpec, build_catalog
 
 FIND_BUS = function_tool(
@@ -52,3 +53,15 @@ def test_a_call_holding_several_said_values_has_the_tools_shape() -> None:
     spec = _spec(FIND_BUS)
     assert not evokes("Fresno to Reno please", spec, values_said=1)
     assert evokes("Fresno to Reno please", spec, values_said=2)
+
+
+def test_values_that_name_one_day_are_one_thing_said() -> None:
+    now = datetime.fromisoformat("2019-03-01T10:00:00-08:00")
+    zone = "America/Los_Angeles"
+    # "reserve a car from March 2nd" beside a home-visit tool: the day went in twice.
+    copied = {"property_name": "March 2nd", "visit_date": "2019-03-02"}
+    assert distinct_values(copied, zone, now) == 1
+    two_days = {"pickup_date": "2019-03-02", "dropoff_date": "the 9th", "city": "LA"}
+    assert distinct_values(two_days, zone, now) == 3
+    assert distinct_values({"title": "dentist", "when": "tomorrow at 3"}, zone, now) == 2
+    assert distinct_values(["not", "an", "object"]) == 0

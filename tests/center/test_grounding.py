@@ -108,6 +108,21 @@ def test_text_choices_flags_and_dates_must_be_said() -> None:
     assert unsaid_required({}, ride, "i need a cab") == []
 
 
+def test_an_iso_date_written_for_plain_text_is_said_when_a_date_was() -> None:
+    # A date declared as a plain string ("Date of the event"), written as a day.
+    events = {"type": "object", "required": ["date", "city"],
+              "properties": {"date": {"type": "string", "description": "Date of the event"},
+                             "city": {"type": "string"}}}
+    written = {"date": "2019-03-01", "city": "LA"}
+    assert unsaid_required(written, events, "events in la today", times_said=True) == []
+    assert unsaid_required(written, events, "events in la") == ["date"]
+    # A time of day says no day.
+    assert unsaid_required(written, events, "events in la at 7 pm", times_said=True) == [
+        "date"]
+    with_hour = {"date": "2019-03-01T10:00:00-08:00", "city": "LA"}
+    assert unsaid_required(with_hour, events, "events in la") == ["date"]
+
+
 def test_a_flag_is_said_by_its_own_words_not_by_the_tools_name() -> None:
     ride = {"type": "object", "required": ["shared_ride"],
             "properties": {"shared_ride": {"type": "boolean"}}}

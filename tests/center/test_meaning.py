@@ -108,8 +108,8 @@ def test_the_encoder_files_come_out_of_the_zip_inside_the_wheel(tmp_path: Path) 
 
 # --- in the engine (a scripted LLM: the test is about what the engine does with it) ------------
 def _engine_turn(tmp_path: Path, relatedness: Relatedness | None, utterance: str,
-                 reply: Any) -> tuple[Any, ScriptedBackend]:
-    backend = ScriptedBackend([reply])
+                 *replies: Any) -> tuple[Any, ScriptedBackend]:
+    backend = ScriptedBackend(list(replies))
     tmp_path.mkdir(parents=True, exist_ok=True)
     store = Store(f"sqlite:///{tmp_path / 'c.db'}")
     engine = Engine(store, backend, relatedness=relatedness)
@@ -146,3 +146,26 @@ def test_a_tool_the_request_means_is_asked_about(tmp_path: Path,
     refused, _ = _engine_turn(tmp_path / "words", None, "I want to listen to a track", call)
     assert refused.stop_reason == "complete"
     assert "can't help" in (refused.assistant_message or "")
+
+
+def test_words_in_place_of_a_call_the_request_means_are_asked_again_as_a_call(
+        tmp_path: Path, relatedness: Relatedness) -> None:
+    promise = text("Sure, I can find you a bus from Fresno now.")
+    call = tool_calls(("find_bus", {"from_city": "Fresno"}))
+    called, backend = _engine_turn(tmp_path, relatedness, "I need a bus from Fresno",
+                                   promise, call)
+    assert called.stop_reason == "tool_calls"
+    assert called.tool_calls[0].function.name == "find_bus"
+    assert [r.must_call for r in backend.requests] == [False, True]
+    # The call it then makes may hold only what was said; else the answer is refused.
+    made_up = tool_calls(("find_bus", {"from_city": "Fresno Central Station"}))
+    refused, _ = _engine_turn(tmp_path / "made-up", relatedness, "I need a bus from Fresno",
+                              promise, made_up)
+    assert refused.stop_reason == "complete"
+    assert "can't help" in (refused.assistant_message or "")
+    # A request that means no tool keeps its answer: one request, no second try.
+    answered, backend = _engine_turn(tmp_path / "other", relatedness,
+                                     "what is the capital of france",
+                                     text("The capital of France is Paris."))
+    assert answered.assistant_message == "The capital of France is Paris."
+    assert [r.must_call for r in backend.requests] == [False]

@@ -323,6 +323,8 @@ def _normalize(phrase: str) -> str:
     text = re.sub(r"\bmid (night|day)\b", r"mid\1", text)
     text = re.sub(r"\b(this|the) (upcoming|coming)\b", "this", text)
     text = re.sub(r"\b(upcoming|coming)\b", "this", text)
+    # "the 9th of this month" is the 9th: this month's, or next month's once past.
+    text = re.sub(rf"\b({_DAY_NUM_RE}) of (?:this|the) month\b", r"\1", text)
     return text
 
 
@@ -810,6 +812,8 @@ def dates_heard(utterance: str, timezone: str, now: datetime | None = None) -> l
     text = " " + " ".join(words) + " "
     clock = _time_said(text.replace("'", ""))
     found: list[tuple[int, list[str]]] = []
+    # Phrases that hold a table phrase: "monday next week" is one day, not two phrases.
+    text = _take_phrases(_COMPOUND_DATES, text, clock, timezone, reference, found)
     for phrase in sorted(table, key=len, reverse=True):
         needle = f" {phrase} "
         start = text.find(needle)
@@ -829,19 +833,38 @@ def dates_heard(utterance: str, timezone: str, now: datetime | None = None) -> l
             found.append((start, values))
             start = text.find(needle)
     # Phrases no table holds: "in 3 days", "march 3rd", "the 5th of june".
-    for pattern in _SPOKEN_DATES:
-        for match in pattern.finditer(text):
+    _take_phrases(_SPOKEN_DATES, text, clock, timezone, reference, found)
+    return [values for _, values in sorted(found, key=lambda item: item[0])]
+
+
+def _take_phrases(
+    patterns: tuple[re.Pattern[str], ...], text: str, clock: str | None, timezone: str,
+    reference: datetime, found: list[tuple[int, list[str]]],
+) -> str:
+    """Resolve each phrase `patterns` find in `text` into `found` (position, values);
+    returns `text` with them masked ("#"), so a shorter pattern does not take them again."""
+    for pattern in patterns:
+        for match in list(pattern.finditer(text)):
             said = f"{match.group(0).strip()} {clock}" if clock else match.group(0).strip()
             try:
                 found.append((match.start(), resolve_relative_date(said, timezone, reference)))
             except ValueError:
                 continue
-    return [values for _, values in sorted(found, key=lambda item: item[0])]
+            text = text[:match.start()] + "#" * len(match.group(0)) + text[match.end():]
+    return text
 
 
+# Matched before the table phrases they hold, then masked with "#".
+_COMPOUND_DATES = (
+    re.compile(rf"(?<= )(?:{_WEEKDAY_RE}) (?:this|next) week(?= )"),
+    re.compile(rf"(?<= )(?:this|next) week (?:{_WEEKDAY_RE})(?= )"),
+    re.compile(rf"(?<= )(?:the )?{_DAY_NUM_RE} of (?:this|the) month(?= )"),
+)
 # Matched on the words left after the table phrases (masked with "#"), so never twice.
 _SPOKEN_DATES = (
     re.compile(rf"(?<= )in (?:{_QTY_RE}) (?:{_DAY_UNITS}|{_TIME_UNITS})(?= )"),
     re.compile(rf"(?<= )(?:the )?{_DAY_NUM_RE} of (?:{_MONTH_RE})(?= )"),
     re.compile(rf"(?<= )(?:{_MONTH_RE}) (?:the )?{_DAY_NUM_RE}(?= )"),
+    # "for the 12th": a day of the month in digits; "the first" is as often no date.
+    re.compile(r"(?<= )the \d{1,2}(?:st|nd|rd|th)(?= )"),
 )

@@ -38,8 +38,14 @@ from jarvis.center.claims import (
     states_tool_facts,
     unsaid_specifics,
 )
-from jarvis.center.evocation import EVOKED_BY_MEANING, evokes
-from jarvis.center.grounding import unsaid_optional, unsaid_required
+from jarvis.center.evocation import EVOKED_BY_MEANING, distinct_values, evokes
+from jarvis.center.grounding import (
+    ISO_DAY,
+    free_text,
+    said_in_full,
+    unsaid_optional,
+    unsaid_required,
+)
 from jarvis.center.keywords import description_hints, description_words, keyword_hints
 from jarvis.center.llm.base import (
     LLMBackend,
@@ -663,9 +669,20 @@ class Engine:
         `first` stands for the first reply when it is known already (a refinement)."""
         retries = 0
         loops = 0
+        pressed = False
         while True:
             reply, first = (first, None) if first is not None else (self._call_llm(turn), None)
             calls = _unique_ids(reply.tool_calls)
+            if not calls and not pressed and self._words_for_a_call(turn, reply, node_errors):
+                # It answered what a tool does ("Yes, I can call you a cab now."): the
+                # same request once more, for the call it meant, which may hold nothing
+                # the user did not say.
+                pressed = True
+                turn.trace["answer_for_a_call"] = (reply.content or "")[:200]
+                again = self._call_llm(turn, must_call=True)
+                if self._only_said(turn, again):
+                    first = again
+                    continue
             if not calls:
                 return self._answered(turn, reply, node_errors)
             asked = next((c for c in calls if c.name == ASK_USER), None)
@@ -733,9 +750,44 @@ class Engine:
             text = REFUSAL
         return self._complete(turn, text)
 
+    def _words_for_a_call(
+        self, turn: _Turn, reply: LLMReply, node_errors: list[dict[str, Any]] | None
+    ) -> bool:
+        """Whether an answer in words promises the action of a tool the request means
+        (relatedness, see center/meaning): "Yes, I can call you a cab now." Specifics
+        alone are no sign of a call: a question about the world gets them too ("The
+        capital of France is Paris" near a weather tool). Not after a node's validation
+        error or a server tool's result."""
+        text = (reply.content or "").strip()
+        if not text or node_errors or turn.trace["server_tools"] or not self._tools(turn):
+            return False
+        related = self._related(turn, turn.voice_command).values()
+        return max(related, default=0.0) >= EVOKED_BY_MEANING and promises_action(text)
+
+    @staticmethod
+    def _only_said(turn: _Turn, reply: LLMReply) -> bool:
+        """Whether `reply` makes calls whose free-text values were said word for word."""
+        said = _said_in(turn)
+        for call in reply.tool_calls:
+            spec = turn.catalog.tools.get(call.name)
+            try:
+                arguments = json.loads(call.arguments or "{}")
+            except json.JSONDecodeError:
+                return False
+            if spec is None or not isinstance(arguments, dict):
+                return False
+            props = (spec.schema.get("function", spec.schema).get("parameters") or {}).get(
+                "properties") or {}
+            for key, value in arguments.items():
+                if (isinstance(value, str) and free_text(props.get(key) or {})
+                        and not ISO_DAY.fullmatch(value) and not said_in_full(value, said)):
+                    return False
+        return bool(reply.tool_calls)
+
     def _call_llm(
         self, turn: _Turn, tools_disabled: bool = False,
         focus: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None,
+        must_call: bool = False,
     ) -> LLMReply:
         """One LLM request for the turn; `focus` (messages, tools) replaces the prompt and
         the tools and asks for a call (a refinement's focused decision)."""
@@ -750,6 +802,7 @@ class Engine:
             # whichever command the model finds least wrong.
             allow_direct_answer=focus is None,
             tools_disabled=tools_disabled,
+            must_call=must_call,
             tool_hints={} if tools_disabled else self._tool_hints(turn),
             tool_relatedness={} if tools_disabled or focus is not None
             else self._related(turn, turn.voice_command),
@@ -764,6 +817,8 @@ class Engine:
         since = turn.stage("prompt", since + history_ms / 1000)
         entry: dict[str, Any] = {"tools_disabled": tools_disabled,
                                  "messages": len(request.messages)}
+        if must_call:
+            entry["must_call"] = True
         if focus is not None:
             entry["focused"] = True
         turn.trace["llm_calls"].append(entry)
@@ -1020,8 +1075,9 @@ class Engine:
         """The calls of tools the user named; a call of a tool nothing said names is a
         look-alike the model reached for, no request of the user's. Values left in a call
         were said (see `_first_unsaid`)."""
-        named = [c for c in calls
-                 if self._named(turn, c.name, len(json.loads(c.arguments or "{}")))]
+        zone = (turn.node_context or turn.record.node_context).get("timezone") or "UTC"
+        named = [c for c in calls if self._named(turn, c.name, distinct_values(
+            json.loads(c.arguments or "{}"), zone, turn.now))]
         if len(named) < len(calls):
             turn.trace["unevoked_calls"] = [c.name for c in calls if c not in named]
         return named

@@ -12,10 +12,16 @@ a tool whose declaration has no telling word is always taken as named.
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
+from jarvis.center.dates import dates_heard
+from jarvis.center.grounding import ISO_DAY
 from jarvis.center.keywords import keyword_heard, telling_words, words
 from jarvis.center.toolspec import ToolSpec
 
-__all__ = ["EVIDENT_VALUES", "EVOKED_BY_MEANING", "declaration_words", "evokes"]
+__all__ = ["EVIDENT_VALUES", "EVOKED_BY_MEANING", "declaration_words", "distinct_values",
+           "evokes"]
 
 # Relatedness (cosine of sentence vectors) at which the request means the tool without
 # sharing a word with its declaration; fitted on SGD train.
@@ -51,3 +57,32 @@ def evokes(user_words: str, spec: ToolSpec, related: float | None = None,
         return True
     heard = words(user_words)
     return any(keyword_heard(heard, word) for word in wanted)
+
+
+def distinct_values(arguments: Any, timezone: str = "UTC", now: datetime | None = None) -> int:
+    """How many things a call's values say: values naming one day count once, since a
+    model writes a date said ("from March 2nd") into a name as well as into a date.
+    `timezone` and `now` resolve a day said in words."""
+    if not isinstance(arguments, dict):
+        return 0
+    days: set[str] = set()
+    others = 0
+    for value in arguments.values():
+        day = _day_of(value, timezone, now) if isinstance(value, str) else None
+        if day is None:
+            others += 1
+        else:
+            days.add(day)
+    return others + len(days)
+
+
+def _day_of(value: str, timezone: str, now: datetime | None) -> str | None:
+    """The one day a text value names (ISO, or in words), else None."""
+    match = ISO_DAY.fullmatch(value)
+    if match:
+        return match[1]
+    try:
+        found = dates_heard(value, timezone, now)
+    except ValueError:  # an unknown zone: no day in words is known
+        return None
+    return found[0][0][:10] if len(found) == 1 and len(found[0]) == 1 else None

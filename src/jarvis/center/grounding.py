@@ -13,7 +13,9 @@ embedded backend drops optional values nobody asked for. What counts as said:
 - a choice (enum): a word of the value; a choice the command describes with
   `enum_synonyms` (an action: "put on some jazz" is play) is the LLM's reading;
 - a flag: a word of its name ("shared_ride" by "a shared ride");
-- a date or a time: a date or time said (the center resolves the phrase itself).
+- a date or a time: a date or time said (the center resolves the phrase itself); so is
+  an ISO date written for free text ("Date for the weather", a plain string) when
+  a day was said.
 """
 
 from __future__ import annotations
@@ -24,11 +26,13 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from jarvis.center.dates import dates_heard
 from jarvis.center.keywords import words
 from jarvis.center.spoken_numbers import UNITS
 
 __all__ = [
     "FUNCTION_WORDS",
+    "ISO_DAY",
     "NUMBER",
     "content_words",
     "derived_numbers",
@@ -39,6 +43,7 @@ __all__ = [
     "is_said",
     "numbers_said",
     "plain_number",
+    "said_in_full",
     "text_choice",
     "unit_of_time",
     "unsaid_optional",
@@ -76,6 +81,11 @@ def is_said(value: str, utterance: str) -> bool:
         return True  # nothing to check ("" or punctuation): not an invention
     heard = words(utterance)
     return any(word_said(w, heard) for w in value_words)
+
+
+def said_in_full(value: str, said: str) -> bool:
+    """Whether `value` has words and every meaningful one of them is in `said`."""
+    return bool(words(value)) and all(is_said(word, said) for word in content_words(value))
 
 
 NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
@@ -258,6 +268,9 @@ def _number_said(value: float, numbers: set[float]) -> bool:
 _TOP = frozenset({"max", "maximum", "full", "highest", "top", "loudest", "brightest"})
 _BOTTOM = frozenset({"min", "minimum", "lowest", "bottom", "quietest", "dimmest"})
 _TEMPORAL_FORMATS = frozenset({"date", "date-time", "time"})
+# A day written as ISO-8601, maybe with a clock time after it: the day and the HH:MM.
+ISO_DAY = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2})(?::\d{2}(?:\.\d+)?)?"
+                     r"(?:Z|[+-]\d{2}:?\d{2})?)?")
 
 
 # "a pound", "an hour": one of a unit (but "a spider" is no 1).
@@ -330,6 +343,8 @@ def _value_said(key: str, value: Any, schema: dict[str, Any], said: str,
         return _duration_said(value, said)
     if schema.get("format") in _TEMPORAL_FORMATS:
         return times_said or is_said(value, said)
+    if ISO_DAY.fullmatch(value):  # a day written for free text: a day said ("at 7" is none)
+        return bool(dates_heard(said, "UTC"))
     if isinstance(schema.get("enum"), list):
         # Declared words make a choice the request's to decide ("put on some jazz" is
         # play): the command said how its values are asked for.

@@ -56,6 +56,9 @@ class LLMRequest:
     allow_direct_answer: bool = True
     # Set when the engine wants a plain-text reply only (e.g. wording a tool result).
     tools_disabled: bool = False
+    # Set when words were refused in place of a call the request means: the same prompt,
+    # but the reply must be a call (a backend that can, rules the answer in words out).
+    must_call: bool = False
     # Tool name -> how many of its routing keywords the utterance contains, for every tool
     # that declares keywords. A prior a backend may weigh into its tool choice.
     tool_hints: dict[str, float] = field(default_factory=dict)

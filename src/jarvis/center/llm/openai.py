@@ -84,7 +84,8 @@ class OpenAIBackend:
         }
         if request.tools and not request.tools_disabled:
             body["tools"] = request.tools
-            body["tool_choice"] = "auto" if request.allow_direct_answer else "required"
+            free = request.allow_direct_answer and not request.must_call
+            body["tool_choice"] = "auto" if free else "required"
         if request.response_schema is not None:
             body["response_format"] = {
                 "type": "json_schema",

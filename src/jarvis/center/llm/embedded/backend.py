@@ -26,7 +26,12 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from jarvis.center.grounding import content_words, durations_said, is_said, unsaid_required
+from jarvis.center.grounding import (
+    durations_said,
+    is_said,
+    said_in_full,
+    unsaid_required,
+)
 from jarvis.center.keywords import words
 from jarvis.center.llm.base import (
     LLMError,
@@ -50,6 +55,7 @@ from jarvis.center.llm.embedded.grammar import (
 )
 from jarvis.center.llm.embedded.grounding import (
     completed_values,
+    dates_as_said,
     items_from_the_other_clause,
     never_said,
     respelled_required_text,
@@ -218,11 +224,6 @@ def _user_turns(request: LLMRequest) -> str | None:
     # Joined as sentences, so each turn is a clause of its own.
     return ". ".join(str(m["content"]) for m in request.messages
                      if m.get("role") == "user" and isinstance(m.get("content"), str))
-
-
-def _said_in_full(value: str, said: str) -> bool:
-    """Whether `value` has words and every meaningful one of them is in `said`."""
-    return bool(words(value)) and all(is_said(word, said) for word in content_words(value))
 
 
 def _example_copy_check(request: LLMRequest, said: str) -> Callable[[str], bool]:
@@ -595,7 +596,7 @@ class EmbeddedBackend:
             self.state_listener(states)
         probe_score = (self._probe.score(states)
                        if states is not None and self._probe is not None else None)
-        verdict = self._probe_verdict(request, probe_score)
+        verdict = "call" if request.must_call else self._probe_verdict(request, probe_score)
         prompt_ms = (time.perf_counter() - started) * 1000
         return _Turn(request, full, prefix, deadline, info, use_tools, pseudo, choice_tools,
                      grammar, opening, probe_score, verdict, prompt_ms)
@@ -665,7 +666,7 @@ class EmbeddedBackend:
         request = turn.request
         out = _Outcome(decoder)
         wants_call, first_text = True, None
-        if request.allow_direct_answer:
+        if request.allow_direct_answer and not request.must_call:
             wants_call, first_text = self._call_or_text(decoder.logits(), request.tools)
         if wants_call:
             out.calls = self._tool_calls(decoder, request.tools, grammar, request.tool_hints,
@@ -809,7 +810,7 @@ class EmbeddedBackend:
                 lambda schema, heard: never_said(schema, grounded, heard)),
             unsaid_key_bias=self.options.unsaid_key_bias,
             copied=None if grounded is None else _example_copy_check(request, said),
-            said_in_full=lambda value: _said_in_full(value, said),
+            said_in_full=lambda value: said_in_full(value, said),
             unsaid_required=self._unsaid_required(request),
         )
         if opening and info and "prompt_logits" in info:
@@ -951,8 +952,11 @@ class EmbeddedBackend:
         utterance: str,
     ) -> None:
         """Ground a call's `arguments` in what was said, in place: drop, respell, complete."""
+        days = [value[:10] for values in decoder.date_hints for value in values]
+        redated = dates_as_said(arguments, tool, days, decoder.time_hints)
+        arguments.update(redated)
         dropped = unsaid_optional_arguments(arguments, tool, utterance,
-                                            decoder.choice_hints.get(name))
+                                            decoder.choice_hints.get(name), days)
         # Copied from the prompt, then guessed again (see Decoder.sample_text).
         dropped += [k for k in dict.fromkeys(decoder.unsaid_keys)
                     if k in arguments and k not in dropped]
@@ -969,7 +973,7 @@ class EmbeddedBackend:
                 arguments[key] = items
             else:  # nothing left to name: the command asks for it
                 del arguments[key]
-        self._respelled.extend([*respelled, *completed, *regrounded])
+        self._respelled.extend([*redated, *respelled, *completed, *regrounded])
 
     def _another_call(self, decoder: Decoder) -> bool:
         """After a call's `</tool_call>`: whether the model writes another call."""

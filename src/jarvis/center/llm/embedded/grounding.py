@@ -16,6 +16,7 @@ from typing import Any
 
 from jarvis.center.grounding import (
     FUNCTION_WORDS,
+    ISO_DAY,
     NUMBER,
     free_text,
     is_number,
@@ -35,11 +36,13 @@ def unsaid_optional_arguments(
     tool: dict[str, Any],
     utterance: str,
     choices: Mapping[str, Sequence[str]] | None = None,
+    days: Sequence[str] = (),
 ) -> list[str]:
     """Keys of optional free-text, number or enum arguments (or lists of them) never said,
     or said only as the tool's own name ("tell me a joke" has no topic "jokes").
 
     `choices`: per key, the enum values whose declared synonyms were said ("fahrenheit").
+    `days`: the days said (ISO), which a free-text value written as an ISO date must be.
     """
     schema = arguments_schema(tool)
     own = words(tool_name(tool).replace("_", " "))
@@ -61,6 +64,11 @@ def unsaid_optional_arguments(
                 unsaid.append(key)
             continue
         if free_text(sub) and isinstance(value, str):
+            day = ISO_DAY.fullmatch(value)
+            if day:  # a date written for free text: said if it is a day the user named
+                if day[1] not in days:
+                    unsaid.append(key)
+                continue
             texts = [value]
         elif sub.get("type") == "array" and free_text(sub.get("items") or {}) and value:
             texts = [v for v in value if isinstance(v, str)]  # ["milk", "eggs"] nobody said
@@ -70,6 +78,40 @@ def unsaid_optional_arguments(
                       or all(_names_only(text, own) for text in texts)):
             unsaid.append(key)
     return unsaid
+
+
+def dates_as_said(
+    arguments: dict[str, Any], tool: dict[str, Any], days: Sequence[str],
+    times: Sequence[str] | None,
+) -> dict[str, str]:
+    """Free-text values written as an ISO date, put as the day the user said: key -> value.
+
+    Declared as a plain string ("Date for the weather"), a date gets from a small model a
+    made-up ISO value: "2025-03-02T10:00:00+02:00" for "on March 2nd", its year and hour
+    invented. `days` are the days the center resolved from what was said (ISO, in the
+    order said): a value on one of them keeps its day, and otherwise takes the one day
+    said with its day of the month, or the only day said. Its clock time stays only when
+    one of `times` (HH:MM said). With no such day the value is left to be judged unsaid.
+    """
+    props = arguments_schema(tool).get("properties") or {}
+    said_days = list(dict.fromkeys(days))
+    fixed: dict[str, str] = {}
+    for key, value in arguments.items():
+        sub = props.get(key)
+        match = ISO_DAY.fullmatch(value) if isinstance(value, str) else None
+        if match is None or not isinstance(sub, dict) or not free_text(sub):
+            continue
+        day, clock = match[1], match[2]
+        if day not in said_days:
+            same_date = [d for d in said_days if d[8:10] == day[8:10]]
+            options = same_date if len(same_date) == 1 else said_days
+            if len(options) != 1:
+                continue
+            day = options[0]
+        written = f"{day}T{clock}" if clock and clock in (times or ()) else day
+        if written != value:
+            fixed[key] = written
+    return fixed
 
 
 def never_said(schema: dict[str, Any], utterance: str, heard: Sequence[str] = ()) -> bool:
