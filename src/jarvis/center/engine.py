@@ -755,9 +755,9 @@ class Engine:
     ) -> bool:
         """Whether an answer in words promises the action of a tool the request means
         (relatedness, see center/meaning): "Yes, I can call you a cab now." Specifics
-        alone are no sign of a call: a question about the world gets them too ("The
-        capital of France is Paris" near a weather tool). Not after a node's validation
-        error or a server tool's result."""
+        alone are no sign of a call: an answer to a question about the world has them
+        too, and such a question can be near a tool in meaning. Not after a node's
+        validation error or a server tool's result."""
         text = (reply.content or "").strip()
         if not text or node_errors or turn.trace["server_tools"] or not self._tools(turn):
             return False
@@ -776,8 +776,7 @@ class Engine:
                 return False
             if spec is None or not isinstance(arguments, dict):
                 return False
-            props = (spec.schema.get("function", spec.schema).get("parameters") or {}).get(
-                "properties") or {}
+            props = spec.parameters.get("properties") or {}
             for key, value in arguments.items():
                 if (isinstance(value, str) and free_text(props.get(key) or {})
                         and not ISO_DAY.fullmatch(value) and not said_in_full(value, said)):
@@ -905,7 +904,7 @@ class Engine:
         """Resolved values of the relative dates named in this turn's utterance."""
         if not turn.voice_command:
             return []
-        zone = (turn.node_context or turn.record.node_context).get("timezone") or "UTC"
+        zone = _zone(turn)
         try:
             return dates.dates_heard(turn.voice_command, zone, turn.now)
         except ValueError:  # an unknown zone: the model copies from the prompt instead
@@ -1004,7 +1003,7 @@ class Engine:
         said in the conversation accounts for, and that was not asked for already. Optional
         values nothing accounts for are taken out of `calls` on the way."""
         said = _said_in(turn)
-        zone = (turn.node_context or turn.record.node_context).get("timezone") or "UTC"
+        zone = _zone(turn)
         try:
             # Line by line: two clock times in a conversation ("at 5 pm", then "make it
             # 6 pm") are each a time said, not one unreadable time.
@@ -1015,7 +1014,7 @@ class Engine:
         for index, call in enumerate(calls):
             spec = turn.catalog.tools[call.name]
             synonyms = {p.name: p.synonyms for p in spec.params.values() if p.synonyms}
-            schema = spec.schema.get("function", spec.schema).get("parameters") or {}
+            schema = spec.parameters
             arguments = json.loads(call.arguments or "{}")
             # Values a refinement carried over were accounted for when first said.
             carried = turn.carried.get(call.id, frozenset())
@@ -1075,7 +1074,7 @@ class Engine:
         """The calls of tools the user named; a call of a tool nothing said names is a
         look-alike the model reached for, no request of the user's. Values left in a call
         were said (see `_first_unsaid`)."""
-        zone = (turn.node_context or turn.record.node_context).get("timezone") or "UTC"
+        zone = _zone(turn)
         named = [c for c in calls if self._named(turn, c.name, distinct_values(
             json.loads(c.arguments or "{}"), zone, turn.now))]
         if len(named) < len(calls):
@@ -1084,7 +1083,7 @@ class Engine:
 
     def _run_server_tools(self, turn: _Turn, calls: list[LLMToolCall]) -> None:
         since = time.perf_counter()
-        zone = (turn.node_context or turn.record.node_context).get("timezone") or "UTC"
+        zone = _zone(turn)
         turn.new_messages.append(_assistant_tool_message(calls, None))
         for call in calls:
             result = run_server_tool(call.name, call.arguments, zone, turn.now)
@@ -1185,6 +1184,11 @@ def _contents(turn: _Turn, roles: tuple[str, ...]) -> str:
 def _user_words(turn: _Turn) -> str:
     """Everything the user said in the conversation, one turn a line."""
     return _contents(turn, ("user",))
+
+
+def _zone(turn: _Turn) -> str:
+    """The node's timezone for this turn (UTC when it sent none)."""
+    return (turn.node_context or turn.record.node_context).get("timezone") or "UTC"
 
 
 def _said_in(turn: _Turn) -> str:

@@ -14,7 +14,7 @@ embedded backend drops optional values nobody asked for. What counts as said:
   `enum_synonyms` (an action: "put on some jazz" is play) is the LLM's reading;
 - a flag: a word of its name ("shared_ride" by "a shared ride");
 - a date or a time: a date or time said (the center resolves the phrase itself); so is
-  an ISO date written for free text ("Date for the weather", a plain string) when
+  an ISO date written for free text (a date parameter declared as a plain string) when
   a day was said.
 """
 

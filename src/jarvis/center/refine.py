@@ -217,8 +217,7 @@ def _stepped(param: ParamSpec, current: Any, sign: int, utterance: str,
 
 
 def _schema_of(spec: ToolSpec, name: str) -> dict[str, Any]:
-    parameters = spec.schema.get("function", spec.schema).get("parameters") or {}
-    found = (parameters.get("properties") or {}).get(name)
+    found = (spec.parameters.get("properties") or {}).get(name)
     return found if isinstance(found, dict) else {}
 
 

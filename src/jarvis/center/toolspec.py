@@ -60,6 +60,11 @@ class ToolSpec:
     # The `get_command_schema()` form when the node sent it (examples, rules, ...).
     command: dict[str, Any] | None = None
 
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The tool's `parameters` JSON schema ({} when it declares none)."""
+        return self.schema.get("function", self.schema).get("parameters") or {}
+
 
 @dataclass
 class ToolCatalog:

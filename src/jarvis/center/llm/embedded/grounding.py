@@ -86,12 +86,13 @@ def dates_as_said(
 ) -> dict[str, str]:
     """Free-text values written as an ISO date, put as the day the user said: key -> value.
 
-    Declared as a plain string ("Date for the weather"), a date gets from a small model a
-    made-up ISO value: "2025-03-02T10:00:00+02:00" for "on March 2nd", its year and hour
-    invented. `days` are the days the center resolved from what was said (ISO, in the
-    order said): a value on one of them keeps its day, and otherwise takes the one day
-    said with its day of the month, or the only day said. Its clock time stays only when
-    one of `times` (HH:MM said). With no such day the value is left to be judged unsaid.
+    Declared as a plain string (only its description says it is a date), a date gets
+    from a small model a made-up ISO value: "2025-03-02T10:00:00+02:00" for "on March
+    2nd", its year and hour invented. `days` are the days the center resolved from what
+    was said (ISO, in the order said): a value on one of them keeps its day, and
+    otherwise takes the one day said with its day of the month, or the only day said.
+    Its clock time stays only when one of `times` (HH:MM said). With no such day the
+    value is left to be judged unsaid.
     """
     props = arguments_schema(tool).get("properties") or {}
     said_days = list(dict.fromkeys(days))
