@@ -212,7 +212,8 @@ _MONTHS = ("january|february|march|april|june|july|august|september|october|nove
            "december")
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _FACT = re.compile(
-    rf"\d|[$€£¥°]|\b(?:dollars?|bucks|euros?|usd)\b|\b(?:a\.?m\.?|p\.?m\.?|o'clock)\b|"
+    # "am" alone is the verb ("Yes, I am"); with a number the digit counts already.
+    rf"\d|[$€£¥°]|\b(?:dollars?|bucks|euros?|usd)\b|\b(?:a\.m\.|p\.m\.|o'clock)|"
     rf"\b(?:{_MONTHS}|{_DAYS})\b|\bdegrees?\b|\b(?:sunny|cloudy|raining|snowing)\b",
     re.IGNORECASE,
 )

@@ -714,3 +714,14 @@ def test_a_call_ends_at_a_required_value_nobody_said(
                                       allow_direct_answer=False))
     assert set(json.loads(whole.tool_calls[0].arguments)) == {"destination", "number_of_riders"}
     assert whole.usage["completion_tokens"] > reply.usage["completion_tokens"]
+
+
+@pytest.mark.model
+def test_a_call_of_one_named_tool_keeps_the_prompt(backend: EmbeddedBackend) -> None:
+    # What the weather request would call, the timer is chosen instead: same prompt.
+    free = backend.complete(_request("what's the weather in paris"))
+    assert [c.name for c in free.tool_calls] == ["get_weather"]
+    only = backend.complete(_request("what's the weather in paris", only_tool="set_timer"))
+    assert [c.name for c in only.tool_calls] == ["set_timer"]
+    assert only.usage["prefix_cache"] == "live"
+    assert only.usage["prompt_eval_tokens"] <= free.usage["prompt_eval_tokens"]

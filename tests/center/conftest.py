@@ -18,8 +18,10 @@ import sqlalchemy as sa
 from center_helpers import Center
 
 from jarvis.center.llm.base import LLMBackend
+from jarvis.center.meaning import Relatedness, encoder_folder
 from jarvis.center.server import CenterServer
 from jarvis.center.settings import CenterSettings
+from jarvis.model_files import ModelMissingError
 
 PG_BASE = os.environ.get(
     "JARVIS_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -74,3 +76,14 @@ def make_center(db_url: str, tmp_path: Path) -> Iterator[Callable[..., Center]]:
     yield make
     for center in started:
         center.close()
+
+
+@pytest.fixture(scope="session")
+def relatedness() -> Relatedness:
+    """The real sentence encoder's relatedness (prepared by `make model`)."""
+    try:
+        return Relatedness.load(encoder_folder())
+    except ModelMissingError as exc:
+        if os.environ.get("JARVIS_REQUIRE_MODEL") == "1":
+            pytest.fail(str(exc))
+        pytest.skip(str(exc))

@@ -101,14 +101,18 @@ def test_llm_timeout_is_an_error_and_the_conversation_survives(make_center: Any,
 
 
 def test_a_reply_that_must_be_a_call_asks_the_server_for_one(fake: FakeOpenAI) -> None:
-    fake.plan.extend([("json", completion("Sure.")),
-                      ("json", completion(calls=[("open_weather_command", {"city": "Oslo"})]))])
+    call = completion(calls=[("open_weather_command", {"city": "Oslo"})])
+    fake.plan.extend([("json", completion("Sure.")), ("json", call), ("json", call)])
     backend = OpenAIBackend(base_url=fake.url)
     messages = [{"role": "user", "content": "weather in oslo"}]
     backend.complete(LLMRequest(messages=messages, tools=[WEATHER_TOOL]))
     backend.complete(LLMRequest(messages=messages, tools=[WEATHER_TOOL], must_call=True))
+    backend.complete(LLMRequest(messages=messages, tools=[WEATHER_TOOL],
+                                only_tool="open_weather_command"))
     backend.close()
-    assert [r["body"]["tool_choice"] for r in fake.requests] == ["auto", "required"]
+    assert [r["body"]["tool_choice"] for r in fake.requests] == [
+        "auto", "required",
+        {"type": "function", "function": {"name": "open_weather_command"}}]
 
 
 @pytest.mark.parametrize("part", ["headers", "body"])

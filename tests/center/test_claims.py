@@ -86,6 +86,11 @@ def test_requests_for_something_are_told_from_questions() -> None:
     assert asks_for_something("can you find me a dentist")
     assert not asks_for_something("how many moons does jupiter have")
     assert not asks_for_something("who won the world cup in 2010")
+    # A request in a later sentence or clause, and a question about the user's own things.
+    assert asks_for_something("I am so bored, please help me find a movie by Hitchcock.")
+    assert asks_for_something("What's my balance?")
+    assert asks_for_something("when is my flight")
+    assert not asks_for_something("my sister is getting married in june")
 
 
 def test_a_promise_without_a_question_stands_for_the_action() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jarvis.center.grounding import derived_numbers, unsaid_required
+from jarvis.center.grounding import derived_numbers, repeated_values, unsaid_required
 
 # The words said for each operation, as a command declares them (`enum_synonyms`): the
 # operation is then the LLM's reading of the request.
@@ -153,3 +153,40 @@ def test_a_parameters_own_description_copied_as_its_value_is_not_said() -> None:
         "event_name", "city"]
     said = {"event_name": "Hamilton", "city": "the city"}
     assert unsaid_required(said, event, "dates for hamilton in the city") == []
+
+
+SONGS = {"type": "object", "properties": {
+    "genre": {"type": "string"}, "artist": {"type": "string"}, "album": {"type": "string"},
+    "day": {"type": "string"}, "back": {"type": "string"}}}
+
+
+def test_a_value_said_once_fills_one_parameter_the_last_written() -> None:
+    written = {"genre": "Night Train", "artist": "Jason Aldean", "album": "Night Train"}
+    said = "Can you find songs from Jason Aldean's album Night Train?"
+    assert repeated_values(written, SONGS, said) == ["genre"]
+    # Articles aside, the same words; said twice, they may fill two parameters.
+    assert repeated_values({"artist": "the Wanted", "album": "The Wanted"}, SONGS,
+                           "songs by The Wanted") == ["artist"]
+    assert repeated_values({"genre": "Paris", "album": "Paris"}, SONGS,
+                           "from Paris to Paris") == []
+    # One day for two dates is no repetition: picked up and returned the same day.
+    assert repeated_values({"day": "2019-03-02", "back": "2019-03-02"}, SONGS,
+                           "on the 2nd, back the same day") == []
+
+
+FLIGHTS = {"type": "object", "required": ["origin_city", "destination_city"], "properties": {
+    "origin_city": {"type": "string", "description": "City of origin"},
+    "destination_city": {"type": "string", "description": "City of destination"}}}
+
+
+def test_a_place_said_as_one_end_of_a_journey_is_not_the_other() -> None:
+    said = "can you search for flights to Sydney?"
+    assert unsaid_required({"origin_city": "Sydney"}, FLIGHTS, said) == ["origin_city"]
+    assert unsaid_required({"destination_city": "Sydney"}, FLIGHTS, said) == []
+    both = {"origin_city": "Fresno", "destination_city": "LA"}
+    assert unsaid_required(both, FLIGHTS, "a flight from Fresno to LA") == []
+    swapped = {"origin_city": "LA", "destination_city": "Fresno"}
+    assert unsaid_required(swapped, FLIGHTS, "a flight from Fresno to LA") == [
+        "origin_city", "destination_city"]
+    # Said with no word of direction, a place may be either.
+    assert unsaid_required({"origin_city": "Sydney"}, FLIGHTS, "Sydney flights please") == []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,6 @@ from jarvis.center.meaning import (
     SENTENCE_ENCODER,
     Relatedness,
     declaration_sentences,
-    encoder_folder,
     load_relatedness,
 )
 from jarvis.center.store import Store
@@ -32,16 +30,6 @@ FIND_BUS = function_tool("find_bus", {"from_city": {"type": "string"}}, ["from_c
                          "Find a bus journey for a given pair of cities")
 RESERVE_TABLE = function_tool("reserve_restaurant", {"time": {"type": "string"}}, ["time"],
                               "Reserve a table at a restaurant")
-
-
-@pytest.fixture(scope="module")
-def relatedness() -> Relatedness:
-    try:
-        return Relatedness.load(encoder_folder())
-    except ModelMissingError as exc:
-        if os.environ.get("JARVIS_REQUIRE_MODEL") == "1":
-            pytest.fail(str(exc))
-        pytest.skip(str(exc))
 
 
 def test_sentences_that_mean_the_same_are_near(relatedness: Relatedness) -> None:

@@ -90,12 +90,16 @@ def promises_action(answer: str) -> bool:
 
 
 _REQUEST = re.compile(
-    r"^\W*(?:(?:hi|hello|hey)\b\W*)?(?:i(?:'d| would) like|i want|i wanna|i need"
-    r"|i'?m looking for|i am looking for|i'?m searching|i am searching|can you|could you"
-    r"|would you|will you|please|help me|find me|get me|book me)\b", re.IGNORECASE)
+    r"(?:^|[.!?,;:]\s)\W*(?:(?:hi|hello|hey)\b\W*)?(?:i(?:'d| would) like|i want|i wanna"
+    r"|i need|i'?m looking for|i am looking for|i'?m searching|i am searching|can you"
+    r"|could you|would you|will you|please|help me|find me|get me|book me)\b"
+    # Or a question about the user's own things: only a tool (or they) could answer it.
+    r"|\b(?:what|when|where|which|how|who|is|are|do|does|did)\b.*\b(?:my|our)\b",
+    re.IGNORECASE)
 
 
 def asks_for_something(utterance: str) -> bool:
     """Whether `utterance` asks for something to be done or found (a want, a need, a
-    request of the assistant), as opposed to a question of general knowledge."""
+    request of the assistant, in any of its sentences) or asks about the user's own
+    things ("what's my balance?"), as opposed to a question of general knowledge."""
     return _REQUEST.search(utterance.replace("\u2019", "'")) is not None

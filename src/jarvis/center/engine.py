@@ -42,6 +42,7 @@ from jarvis.center.evocation import EVOKED_BY_MEANING, distinct_values, evokes
 from jarvis.center.grounding import (
     ISO_DAY,
     free_text,
+    repeated_values,
     said_in_full,
     unsaid_optional,
     unsaid_required,
@@ -60,6 +61,7 @@ from jarvis.center.llm.base import (
     complete_streaming,
 )
 from jarvis.center.local_turns import local_turn_messages
+from jarvis.center.lookup_first import lookup_instead
 from jarvis.center.meaning import Relatedness
 from jarvis.center.prompt import (
     compact_dates_message,
@@ -669,7 +671,7 @@ class Engine:
         `first` stands for the first reply when it is known already (a refinement)."""
         retries = 0
         loops = 0
-        pressed = False
+        pressed = looked = False
         while True:
             reply, first = (first, None) if first is not None else (self._call_llm(turn), None)
             calls = _unique_ids(reply.tool_calls)
@@ -696,26 +698,15 @@ class Engine:
                 self._run_server_tools(turn, server)
                 continue
             calls, problems = self._check_calls(turn, calls)
-            absent = [p for p in problems if p.problem in _ABSENT and p.param is not None]
-            if absent:  # what the user must say comes first; the rest is retried after it
-                return self._ask_for(turn, absent[0].tool_name, absent[0].param,
-                                     absent[0].tool_call_id)
-            unsaid = None if problems else self._first_unsaid(turn, calls)
-            if unsaid is not None:
-                return self._ask_for(turn, *unsaid)
+            ask = self._value_to_ask(turn, calls, problems)
+            if ask is not None:
+                lookup = None if looked else self._lookup_first(turn, calls, ask[0])
+                if lookup is not None:
+                    looked, first = True, lookup
+                    continue
+                return self._ask_for(turn, *ask)
             if not problems:
-                calls = self._named_calls(turn, calls)
-                if not calls:
-                    return self._complete(turn, REFUSAL)
-                turn.new_messages.append(_assistant_tool_message(calls, reply.content))
-                turn.trace["tool_calls"].extend({"id": c.id, "name": c.name} for c in calls)
-                pending = {
-                    "kind": "tool_calls",
-                    "calls": [{"id": c.id, "name": c.name} for c in calls],
-                    "node_failures": turn.node_failures,
-                }
-                message = reply.content.strip() if reply.content and reply.content.strip() else None
-                return self._response(turn, "tool_calls", message, calls=calls), pending
+                return self._send_calls(turn, calls, reply)
             retries += 1
             turn.trace["retries"].append(
                 {"source": "center", "attempt": retries,
@@ -725,6 +716,23 @@ class Engine:
             if retries > self.config.max_retries:
                 return self._give_up(turn, problems)
             self._add_retry(turn, calls, problems, retries)
+
+    def _send_calls(
+        self, turn: _Turn, calls: list[LLMToolCall], reply: LLMReply
+    ) -> tuple[ToolCallingResponse, dict[str, Any] | None]:
+        """Valid calls go to the node, those of tools the user named (none: the refusal)."""
+        calls = self._named_calls(turn, calls)
+        if not calls:
+            return self._complete(turn, REFUSAL)
+        turn.new_messages.append(_assistant_tool_message(calls, reply.content))
+        turn.trace["tool_calls"].extend({"id": c.id, "name": c.name} for c in calls)
+        pending = {
+            "kind": "tool_calls",
+            "calls": [{"id": c.id, "name": c.name} for c in calls],
+            "node_failures": turn.node_failures,
+        }
+        message = reply.content.strip() if reply.content and reply.content.strip() else None
+        return self._response(turn, "tool_calls", message, calls=calls), pending
 
     def _answered(
         self, turn: _Turn, reply: LLMReply, node_errors: list[dict[str, Any]] | None
@@ -764,6 +772,42 @@ class Engine:
         related = self._related(turn, turn.voice_command).values()
         return max(related, default=0.0) >= EVOKED_BY_MEANING and promises_action(text)
 
+    def _value_to_ask(
+        self, turn: _Turn, calls: list[LLMToolCall], problems: list[CallProblem]
+    ) -> tuple[str, str, str] | None:
+        """(tool, parameter, call id) of the value to ask the user for: one a call lacks
+        comes first (the rest is retried after it), else one nothing said accounts for."""
+        absent = [p for p in problems if p.problem in _ABSENT and p.param is not None]
+        if absent:
+            return absent[0].tool_name, str(absent[0].param), absent[0].tool_call_id
+        return None if problems else self._first_unsaid(turn, calls)
+
+    def _lookup_first(self, turn: _Turn, calls: list[LLMToolCall], tool: str
+                      ) -> LLMReply | None:
+        """Before asking for a value of `tool`, in the first turn of a conversation: a call
+        to a look-up the request means as much (see lookup_first.py), or None."""
+        spec = turn.catalog.tools.get(tool)
+        call = next((c for c in calls if c.name == tool), None)
+        if turn.history or spec is None or call is None:
+            return None
+        try:
+            arguments = json.loads(call.arguments or "{}")
+        except json.JSONDecodeError:
+            return None
+        other = lookup_instead(spec, arguments if isinstance(arguments, dict) else {},
+                               turn.catalog, turn.voice_command,
+                               self._related(turn, turn.voice_command))
+        if other is None:
+            return None
+        turn.trace["lookup_first"] = {"from": tool, "to": other.name}
+        try:
+            reply = self._call_llm(turn, only_tool=other.name)
+        except _LLMFailed:  # the question about the first tool stands
+            return None
+        if reply.tool_calls and all(c.name == other.name for c in reply.tool_calls):
+            return reply
+        return None
+
     @staticmethod
     def _only_said(turn: _Turn, reply: LLMReply) -> bool:
         """Whether `reply` makes calls whose free-text values were said word for word."""
@@ -786,7 +830,7 @@ class Engine:
     def _call_llm(
         self, turn: _Turn, tools_disabled: bool = False,
         focus: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None,
-        must_call: bool = False,
+        must_call: bool = False, only_tool: str | None = None,
     ) -> LLMReply:
         """One LLM request for the turn; `focus` (messages, tools) replaces the prompt and
         the tools and asks for a call (a refinement's focused decision)."""
@@ -802,6 +846,7 @@ class Engine:
             allow_direct_answer=focus is None,
             tools_disabled=tools_disabled,
             must_call=must_call,
+            only_tool=only_tool,
             tool_hints={} if tools_disabled else self._tool_hints(turn),
             tool_relatedness={} if tools_disabled or focus is not None
             else self._related(turn, turn.voice_command),
@@ -816,10 +861,10 @@ class Engine:
         since = turn.stage("prompt", since + history_ms / 1000)
         entry: dict[str, Any] = {"tools_disabled": tools_disabled,
                                  "messages": len(request.messages)}
-        if must_call:
-            entry["must_call"] = True
-        if focus is not None:
-            entry["focused"] = True
+        for key, value in (("must_call", must_call), ("only_tool", only_tool),
+                           ("focused", focus is not None)):
+            if value:
+                entry[key] = value
         turn.trace["llm_calls"].append(entry)
         try:
             reply = self._ask_llm(turn, request)
@@ -1019,14 +1064,19 @@ class Engine:
             # Values a refinement carried over were accounted for when first said.
             carried = turn.carried.get(call.id, frozenset())
             checked = {k: v for k, v in arguments.items() if k not in carried}
-            for param in unsaid_required(checked, schema, said, synonyms, times_said=times,
-                                         tool=call.name):
+            required = [str(k) for k in schema.get("required") or []]
+            # A value the call holds twice, said once, is not yet said for the first key.
+            repeated = repeated_values(checked, schema, said)
+            unsaid = unsaid_required(checked, schema, said, synonyms, times_said=times,
+                                     tool=call.name)
+            for param in [k for k in required if k in unsaid or k in repeated]:
                 if (call.name, param) not in turn.asked:
                     turn.trace["unsaid"] = {"tool": call.name, "parameter": param}
                     return call.name, param, call.id
             # Optional values nobody asked for are left out: the command's defaults apply.
             dropped = unsaid_optional(checked, schema, said, synonyms, times_said=times,
                                       tool=call.name)
+            dropped += [k for k in repeated if k not in required and k not in dropped]
             if dropped:
                 kept = {k: v for k, v in arguments.items() if k not in dropped}
                 calls[index] = LLMToolCall(call.id, call.name, json.dumps(kept, ensure_ascii=False))

@@ -43,6 +43,7 @@ __all__ = [
     "is_said",
     "numbers_said",
     "plain_number",
+    "repeated_values",
     "said_in_full",
     "text_choice",
     "unit_of_time",
@@ -326,6 +327,28 @@ def _copies_schema(key: str, value: str, schema: dict[str, Any], said: str) -> b
         word_said(w, heard) for w in content_words(value))
 
 
+# Words that name where a journey starts or ends, in a parameter's name or description,
+# and the words said before a place that tell which it is ("from Fresno", "to Sydney").
+_FROM_WORDS = frozenset({"from", "origin", "departure", "departing", "leaving", "source"})
+_TO_WORDS = frozenset({"to", "destination", "arrival", "arriving", "going"})
+_FROM_SAID = frozenset({"from"})
+_TO_SAID = frozenset({"to", "into", "toward", "towards"})
+
+
+def _said_the_other_way(key: str, value: str, schema: dict[str, Any], said: str) -> bool:
+    """Whether a place was said only as the other end of a journey than the parameter's:
+    "flights to Sydney" says no origin, "a bus from Fresno" no destination."""
+    named = set(words(f"{key.replace('_', ' ')} {schema.get('description') or ''}"))
+    start, end = bool(named & _FROM_WORDS), bool(named & _TO_WORDS)
+    if start == end:
+        return False
+    heard, place = words(said), words(value)
+    before = [heard[i - 1] for i in range(1, len(heard) - len(place) + 1)
+              if heard[i : i + len(place)] == place]
+    other = _TO_SAID if start else _FROM_SAID
+    return bool(before) and all(word in other for word in before)
+
+
 def _value_said(key: str, value: Any, schema: dict[str, Any], said: str,
                 synonyms: Mapping[str, Iterable[str]], times_said: bool, tool: str) -> bool:
     if isinstance(value, list):
@@ -349,7 +372,8 @@ def _value_said(key: str, value: Any, schema: dict[str, Any], said: str,
         # Declared words make a choice the request's to decide ("put on some jazz" is
         # play): the command said how its values are asked for.
         return bool(synonyms) or is_said(value.replace("_", " "), said)
-    return is_said(value, said) and not _copies_schema(key, value, schema, said)
+    return (is_said(value, said) and not _copies_schema(key, value, schema, said)
+            and not _said_the_other_way(key, value, schema, said))
 
 
 def _unsaid(keys: Iterable[str], arguments: Mapping[str, Any], schema: dict[str, Any],
@@ -379,6 +403,27 @@ def unsaid_required(
     Missing keys are validation's."""
     return _unsaid(schema.get("required") or [], arguments, schema, said, synonyms,
                    times_said, tool)
+
+
+def repeated_values(arguments: Mapping[str, Any], schema: dict[str, Any], said: str
+                    ) -> list[str]:
+    """Keys whose free-text value a later key of the call holds too, beyond the times it
+    was said: words said once fill one parameter. A small model writes the name it heard
+    at the first key that could hold it ("genre": "Night Train") and again at its own
+    ("album": "Night Train"), so the last is kept. Days and times are left alone (a
+    car picked up and returned on the same day)."""
+    props = schema.get("properties") or {}
+    holders: dict[str, list[str]] = {}
+    for key, value in arguments.items():
+        if (isinstance(value, str) and free_text(props.get(key) or {})
+                and not ISO_DAY.fullmatch(value) and re.search(r"[^\W\d_]", value)):
+            holders.setdefault(" ".join(content_words(value)), []).append(key)
+    heard = " ".join(content_words(said))
+    repeated = []
+    for text, keys in holders.items():
+        times = max(len(re.findall(rf"(?<!\S){re.escape(text)}(?!\S)", heard)), 1)
+        repeated += keys[: max(len(keys) - times, 0)]
+    return repeated
 
 
 def unsaid_optional(

@@ -59,6 +59,9 @@ class LLMRequest:
     # Set when words were refused in place of a call the request means: the same prompt,
     # but the reply must be a call (a backend that can, rules the answer in words out).
     must_call: bool = False
+    # Set to a tool's name when the reply must be a call of that tool: the same prompt,
+    # the choice made (a backend that can, rules everything else out).
+    only_tool: str | None = None
     # Tool name -> how many of its routing keywords the utterance contains, for every tool
     # that declares keywords. A prior a backend may weigh into its tool choice.
     tool_hints: dict[str, float] = field(default_factory=dict)

@@ -86,6 +86,9 @@ class OpenAIBackend:
             body["tools"] = request.tools
             free = request.allow_direct_answer and not request.must_call
             body["tool_choice"] = "auto" if free else "required"
+            if request.only_tool:
+                body["tool_choice"] = {"type": "function",
+                                       "function": {"name": request.only_tool}}
         if request.response_schema is not None:
             body["response_format"] = {
                 "type": "json_schema",

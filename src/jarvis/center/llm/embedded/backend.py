@@ -215,6 +215,12 @@ def _utterance(request: LLMRequest) -> str | None:
     return content if last.get("role") == "user" and isinstance(content, str) else None
 
 
+def _only_tool(request: LLMRequest) -> list[dict[str, Any]]:
+    """The tools the name is chosen from: the one `only_tool` names, else all of them."""
+    chosen = [t for t in request.tools if tool_name(t) == request.only_tool]
+    return chosen or request.tools
+
+
 def _user_turns(request: LLMRequest) -> str | None:
     """Everything the user said in the conversation, when the reply answers the user: a
     value said in the request stays said after the user answers a question about another
@@ -596,7 +602,8 @@ class EmbeddedBackend:
             self.state_listener(states)
         probe_score = (self._probe.score(states)
                        if states is not None and self._probe is not None else None)
-        verdict = "call" if request.must_call else self._probe_verdict(request, probe_score)
+        verdict = ("call" if request.must_call or request.only_tool
+                   else self._probe_verdict(request, probe_score))
         prompt_ms = (time.perf_counter() - started) * 1000
         return _Turn(request, full, prefix, deadline, info, use_tools, pseudo, choice_tools,
                      grammar, opening, probe_score, verdict, prompt_ms)
@@ -618,8 +625,8 @@ class EmbeddedBackend:
             wants_call = False
             _, first_text = self._first_tokens(out.decoder.logits(), request.tools)
         elif turn.verdict == "call":  # a request: only which command is left to choose
-            choice_tools, grammar, unheard = request.tools, self._grammar_for(
-                request.tools), False
+            choice_tools = _only_tool(request)
+            grammar, unheard = self._grammar_for(choice_tools), False
         elif self.options.first_token_check == "always" or (
                 self.options.first_token_check == "unheard" and not heard):
             wants_call, first_text = self._call_or_text(out.decoder.logits(), request.tools)
@@ -666,10 +673,13 @@ class EmbeddedBackend:
         request = turn.request
         out = _Outcome(decoder)
         wants_call, first_text = True, None
-        if request.allow_direct_answer and not request.must_call:
+        if request.allow_direct_answer and not request.must_call and not request.only_tool:
             wants_call, first_text = self._call_or_text(decoder.logits(), request.tools)
         if wants_call:
-            out.calls = self._tool_calls(decoder, request.tools, grammar, request.tool_hints,
+            tools = _only_tool(request)
+            if tools is not request.tools:
+                grammar = self._grammar_for(tools)
+            out.calls = self._tool_calls(decoder, tools, grammar, request.tool_hints,
                                          _user_turns(request), related=request.tool_relatedness)
             out.finish = "tool_calls"
         else:

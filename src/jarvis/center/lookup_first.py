@@ -1,0 +1,109 @@
+"""A request that names nothing to book is a look-up first.
+
+"I need a rental car for the 12th", to a node with `get_cars_available` and
+`reserve_car`: a small model picks the reservation, and the center would ask "Where
+will you pick it up?" for a car nobody has chosen. When the center is about to ask for a
+value of a tool, another tool is tried first if
+
+- it is of the same kind (a word said is of both tools' names or descriptions: "car")
+  and means the request about as much (relatedness within `MEANING_MARGIN`),
+- it needs fewer values, at least one (a look-up is made with something said; a tool
+  that needs nothing is a read-out, "how long is left on my timer"),
+- the user said none of the values that only the first tool takes ("at The Cartwright
+  Hotel" names the hotel to reserve), and
+- no word of the request is the first tool's own, one of its name, description or
+  required parameters' names that the other's do not share ("reserve a table", "a
+  flight returning on the 14th" keep their tool).
+
+Only what the tools' authors wrote decides: their names, descriptions and parameters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from jarvis.center.grounding import FUNCTION_WORDS, word_said
+from jarvis.center.keywords import keyword_heard, telling_words, words
+from jarvis.center.toolspec import ToolCatalog, ToolSpec
+
+# Words that start with this many letters alike are one word ("reserve", "reservation").
+_STEM = 5
+# How much less related (cosine) the look-up may be than the tool the model chose.
+MEANING_MARGIN = 0.15
+
+
+def lookup_instead(
+    chosen: ToolSpec, arguments: Mapping[str, Any], catalog: ToolCatalog, said: str,
+    related: Mapping[str, float],
+) -> ToolSpec | None:
+    """The tool to try before asking for a value of `chosen` (None: ask).
+
+    `arguments`: what the call to `chosen` holds so far; `related`: tool name ->
+    relatedness of the request by meaning (empty when it is not known: nothing is tried).
+    """
+    if chosen.name not in related:
+        return None
+    needed = _required(chosen)
+    heard = words(said)
+    found = [
+        spec for spec in catalog.tools.values()
+        if spec.name != chosen.name and spec.name in related
+        and 0 < len(_required(spec)) < len(needed)
+        and related[spec.name] >= related[chosen.name] - MEANING_MARGIN
+        and _same_kind(chosen, spec, heard)
+        and not _names_its_own(chosen, spec, arguments)
+        and not any(_alike(w, h) for w in _own_words(chosen, spec) for h in heard)
+    ]
+    return min(found, key=lambda s: (len(_required(s)), -related[s.name]), default=None)
+
+
+def _required(spec: ToolSpec) -> list[str]:
+    return [str(k) for k in spec.parameters.get("required") or []]
+
+
+def _names_its_own(chosen: ToolSpec, other: ToolSpec, arguments: Mapping[str, Any]) -> bool:
+    """Whether the call holds a value for a required parameter `other` does not take,
+    other than words of `chosen`'s own declaration ("hotel" names no hotel)."""
+    theirs = set(other.parameters.get("properties") or {})
+    own = list(_declared(chosen))
+    return any(_names_something(arguments.get(key), own)
+               for key in _required(chosen) if key not in theirs)
+
+
+def _names_something(value: Any, own: list[str]) -> bool:
+    if value is None or value == "" or value == [] or value == {}:
+        return False
+    if not isinstance(value, str):
+        return True
+    return any(not word_said(w, own) for w in words(value) if w not in FUNCTION_WORDS)
+
+
+def _declared(spec: ToolSpec, keys: Iterable[str] | None = None) -> set[str]:
+    """The words of a tool's name, the telling words of its description and those of the
+    names `keys` (its required parameters' when None)."""
+    keys = _required(spec) if keys is None else keys
+    named = {w for w in words(spec.name.replace("_", " ")) if w not in FUNCTION_WORDS}
+    return named | telling_words(" ".join([spec.description, *map(str, keys)]))
+
+
+def _same_kind(chosen: ToolSpec, other: ToolSpec, heard: list[str]) -> bool:
+    """Whether a word said is of both tools' names or descriptions ("a rental car")."""
+    theirs = list(_declared(other, keys=()))
+    return any(_alike(w, h) and any(_alike(w, t) for t in theirs)
+               for w in _declared(chosen, keys=()) for h in heard)
+
+
+def _own_words(chosen: ToolSpec, other: ToolSpec) -> list[str]:
+    """Words `chosen` declares that `other` does not, not even with another ending
+    ("return" of `return_date` beside a one-way search)."""
+    theirs = list(_declared(other, other.parameters.get("properties") or {}))
+    return [w for w in _declared(chosen)
+            if not any(_alike(w, t) for t in theirs)]
+
+
+def _alike(one: str, other: str) -> bool:
+    """One word with another ending or misheard ("booking", "book"), or the same first
+    five letters ("reservation", "reserve")."""
+    return (keyword_heard([one], other) or keyword_heard([other], one)
+            or (len(one) >= _STEM and one[:_STEM] == other[:_STEM]))

@@ -1,0 +1,98 @@
+"""A request that names nothing to book is a look-up first (center/lookup_first.py).
+
+The relatedness is the real sentence encoder's; the LLM is scripted, since these tests are
+about what the engine does with the tool a model chose.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from center_helpers import conversation_id, function_tool
+
+from jarvis.center.engine import Engine
+from jarvis.center.llm.base import LLMTimeoutError
+from jarvis.center.llm.scripted import ScriptedBackend, tool_calls
+from jarvis.center.lookup_first import lookup_instead
+from jarvis.center.meaning import Relatedness
+from jarvis.center.store import Store
+from jarvis.center.toolspec import build_catalog
+from jarvis.protocol import ConversationStartRequest, VoiceCommandRequest
+
+TEXT = {"type": "string"}
+CARS = function_tool(
+    "get_cars_available",
+    {"pickup_city": TEXT, "pickup_date": TEXT, "dropoff_date": TEXT, "car_type": TEXT},
+    ["pickup_city", "pickup_date", "dropoff_date"],
+    "Search for available rental cars by city and date")
+RESERVE = function_tool(
+    "reserve_car",
+    {"pickup_location": TEXT, "pickup_date": TEXT, "dropoff_date": TEXT, "car_type": TEXT},
+    ["pickup_location", "pickup_date", "dropoff_date", "car_type"],
+    "Reserve car rental for given dates and location")
+SET_TIMER = function_tool("set_timer", {"minutes": {"type": "integer"}}, ["minutes"],
+                          "Start a countdown timer")
+CHECK_TIMERS = function_tool("check_timers", {}, [], "Say how long is left on the timers")
+
+
+def _lookup(relatedness: Relatedness, said: str, chosen: str,
+            arguments: dict[str, Any] | None = None) -> str | None:
+    catalog = build_catalog([CARS, RESERVE, SET_TIMER, CHECK_TIMERS], None)
+    found = lookup_instead(catalog.tools[chosen], arguments or {}, catalog, said,
+                           relatedness.scores(said, catalog))
+    return found.name if found else None
+
+
+def test_a_booking_nothing_was_chosen_for_is_looked_up_first(
+        relatedness: Relatedness) -> None:
+    assert _lookup(relatedness, "I need a rental car for the 12th",
+                   "reserve_car") == "get_cars_available"
+    # Its own word said, the booking stays; so does a value only the booking takes.
+    assert _lookup(relatedness, "reserve me a car for the 12th", "reserve_car") is None
+    assert _lookup(relatedness, "I need a rental car at SFO airport", "reserve_car",
+                   {"pickup_location": "SFO airport"}) is None
+    # A tool that needs nothing is no look-up: "set a timer" asks for how long.
+    assert _lookup(relatedness, "I need a timer", "set_timer") is None
+    # Without relatedness nothing is tried.
+    catalog = build_catalog([CARS, RESERVE], None)
+    assert lookup_instead(catalog.tools["reserve_car"], {}, catalog, "a rental car", {}) is None
+
+
+def _turn(tmp_path: Path, relatedness: Relatedness, utterance: str, *replies: Any
+          ) -> tuple[Any, ScriptedBackend]:
+    backend = ScriptedBackend(list(replies))
+    store = Store(f"sqlite:///{tmp_path / 'c.db'}")
+    engine = Engine(store, backend, relatedness=relatedness)
+    cid = conversation_id()
+    engine.start(ConversationStartRequest(conversation_id=cid, client_tools=[CARS, RESERVE]))
+    try:
+        return engine.command(VoiceCommandRequest(conversation_id=cid,
+                                                  voice_command=utterance)), backend
+    finally:
+        store.close()
+
+
+def test_the_center_asks_about_the_look_up_instead(tmp_path: Path,
+                                                   relatedness: Relatedness) -> None:
+    response, backend = _turn(tmp_path, relatedness, "I need a rental car for tomorrow",
+                              tool_calls(("reserve_car", {})),
+                              tool_calls(("get_cars_available", {})))
+    assert response.stop_reason == "validation_required"
+    assert response.validation_request.tool_name == "get_cars_available"
+    assert response.validation_request.parameter_name == "pickup_city"
+    # The second request, on the same prompt, leaves the look-up as the only choice.
+    assert [r.only_tool for r in backend.requests] == [None, "get_cars_available"]
+    assert backend.requests[1].messages == backend.requests[0].messages
+    # The look-up's request failing, the question about the first tool stands.
+    (tmp_path / "failed").mkdir()
+    response, _ = _turn(tmp_path / "failed", relatedness, "I need a rental car for tomorrow",
+                        tool_calls(("reserve_car", {})),
+                        LLMTimeoutError("the model took too long"))
+    assert response.validation_request.tool_name == "reserve_car"
+    # Asked to reserve, it asks about the reservation: one request.
+    (tmp_path / "own").mkdir()
+    response, backend = _turn(tmp_path / "own", relatedness, "reserve a car for tomorrow",
+                              tool_calls(("reserve_car", {})))
+    assert response.validation_request.tool_name == "reserve_car"
+    assert len(backend.requests) == 1
