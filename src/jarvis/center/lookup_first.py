@@ -8,7 +8,7 @@ value of a tool, another tool is tried first if
 - it is of the same kind (a word said is of both tools' names or descriptions: "car")
   and means the request about as much (relatedness within `MEANING_MARGIN`),
 - it needs fewer values, at least one (a look-up is made with something said; a tool
-  that needs nothing is a read-out, "how long is left on my timer"),
+  that needs nothing reads out a state, and is no search for anything),
 - the user said none of the values that only the first tool takes ("at The Cartwright
   Hotel" names the hotel to reserve), and
 - no word of the request is the first tool's own, one of its name, description or
