@@ -155,6 +155,32 @@ def test_a_parameters_own_description_copied_as_its_value_is_not_said() -> None:
     assert unsaid_required(said, event, "dates for hamilton in the city") == []
 
 
+MEDIA = {"type": "object", "required": ["song_name", "genre"], "properties": {
+    "song_name": {"type": "string", "description": "Name of the song"},
+    "genre": {"type": "string", "description": "Genre of the song"},
+    "album": {"type": "string", "description": "Album of the song"}}}
+
+
+def test_a_value_whose_only_words_said_name_a_parameter_is_not_said() -> None:
+    # "song" says what kind of value is wanted; "The Last" is made up.
+    assert unsaid_required({"song_name": "The Last Song", "genre": "pop"}, MEDIA,
+                           "I want to hear a pop song") == ["song_name"]
+    # Another parameter's name is no value of this one.
+    assert unsaid_required({"song_name": "K", "genre": "album"}, MEDIA,
+                           "find songs in album K") == ["genre"]
+    # A name holding its kind stands when its other words were said too, and so does a
+    # value made only of its own parameter's name, all said.
+    assert unsaid_required({"song_name": "Last Song", "genre": "pop"}, MEDIA,
+                           "play Last Song, it's pop") == []
+    assert unsaid_required({"song_name": "Song for You", "genre": "pop"}, MEDIA,
+                           "play Song for You, it's pop") == []
+    # Words of a description are no kind: they hold examples ("e.g. /home/me/Music").
+    folder = {"type": "object", "required": ["path"], "properties": {
+        "path": {"type": "string", "description": "Folder to measure, e.g. /home/me/Music"}}}
+    assert unsaid_required({"path": "/srv/music-folder"}, folder,
+                           "how big is my music folder") == []
+
+
 SONGS = {"type": "object", "properties": {
     "genre": {"type": "string"}, "artist": {"type": "string"}, "album": {"type": "string"},
     "day": {"type": "string"}, "back": {"type": "string"}}}

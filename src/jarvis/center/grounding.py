@@ -327,6 +327,22 @@ def _copies_schema(key: str, value: str, schema: dict[str, Any], said: str) -> b
         word_said(w, heard) for w in content_words(value))
 
 
+def _said_only_as_a_kind(key: str, value: str, said: str, others: frozenset[str]) -> bool:
+    """Whether the words of a text value that were said only name a parameter, this one
+    or another (words of their names): "The Last Song" for `song_name` after "a song"
+    (the rest made up), "album" for `genre` ("songs in album K"). A value made only of
+    words of its own parameter's name, all said, stands. Descriptions are left out: they
+    hold example values ("e.g. /home/me/Music")."""
+    own = words(key.replace("_", " "))
+    heard = words(said)
+    meaningful = content_words(value)
+    spoken = [w for w in meaningful if word_said(w, heard)]
+    if not spoken or not all(word_said(w, own) or w in others for w in spoken):
+        return False
+    return len(spoken) < len(meaningful) or any(
+        w in others and not word_said(w, own) for w in spoken)
+
+
 # Words that name where a journey starts or ends, in a parameter's name or description,
 # and the words said before a place that tell which it is ("from Fresno", "to Sydney").
 _FROM_WORDS = frozenset({"from", "origin", "departure", "departing", "leaving", "source"})
@@ -350,10 +366,12 @@ def _said_the_other_way(key: str, value: str, schema: dict[str, Any], said: str)
 
 
 def _value_said(key: str, value: Any, schema: dict[str, Any], said: str,
-                synonyms: Mapping[str, Iterable[str]], times_said: bool, tool: str) -> bool:
+                synonyms: Mapping[str, Iterable[str]], times_said: bool, tool: str,
+                others: frozenset[str] = frozenset()) -> bool:
+    """`others`: the words of the tool's other parameters' names."""
     if isinstance(value, list):
         items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
-        return all(_value_said(key, v, items, said, synonyms, times_said, tool)
+        return all(_value_said(key, v, items, said, synonyms, times_said, tool, others)
                    for v in value)
     if isinstance(value, bool):
         return _flag_said(key, said, tool)
@@ -373,6 +391,7 @@ def _value_said(key: str, value: Any, schema: dict[str, Any], said: str,
         # play): the command said how its values are asked for.
         return bool(synonyms) or is_said(value.replace("_", " "), said)
     return (is_said(value, said) and not _copies_schema(key, value, schema, said)
+            and not _said_only_as_a_kind(key, value, said, others)
             and not _said_the_other_way(key, value, schema, said))
 
 
@@ -384,7 +403,14 @@ def _unsaid(keys: Iterable[str], arguments: Mapping[str, Any], schema: dict[str,
     return [key for key in keys
             if isinstance(props.get(key), dict) and arguments.get(key) is not None
             and not _value_said(key, arguments[key], props[key], said,
-                                (synonyms or {}).get(key, {}), times_said, tool)]
+                                (synonyms or {}).get(key, {}), times_said, tool,
+                                _name_words(props, key))]
+
+
+def _name_words(props: Mapping[str, Any], key: str) -> frozenset[str]:
+    """The meaningful words of the names of the parameters other than `key`."""
+    return frozenset(w for other in props if other != key
+                     for w in content_words(str(other).replace("_", " ")))
 
 
 def unsaid_required(
