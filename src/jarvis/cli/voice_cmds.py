@@ -12,6 +12,7 @@ from rich.markup import escape
 from jarvis.cli.node_cmds import CenterOption, console, err_console, fail, running_node
 from jarvis.model_files import ModelStoreError
 from jarvis.node.scheduler import Scheduler
+from jarvis.node.voice.wake_word import DEFAULT_SENSITIVITY
 
 if TYPE_CHECKING:
     from jarvis.node.voice import Audio, RecorderSettings, VoiceEngines
@@ -87,7 +88,7 @@ def listen(
     ] = False,
     sensitivity: Annotated[
         float, typer.Option(help="Wake word sensitivity, 0..1 (higher hears it more readily).")
-    ] = 0.5,
+    ] = DEFAULT_SENSITIVITY,
     max_seconds: Annotated[float, typer.Option(help="Longest request, in seconds.")] = 15.0,
     stt_uri: SttUriOption = None,
     tts_uri: TtsUriOption = None,

@@ -29,6 +29,7 @@ from jarvis.node.voice import (
     service_responder,
     write_wav,
 )
+from jarvis.node.voice.wake_word import DEFAULT_SENSITIVITY, WakeWordSettings, load_wake_word
 
 CASES = {
     # name: (voice, noisy, words, command, word expected in the answer)
@@ -112,6 +113,18 @@ def test_the_wake_word_is_heard_far_and_near(engines, wake_phrases, gain_db) -> 
         heard = [engines.wake_word.process(f)
                  for f in scaled(request(None, phrase), gain_db).frames()]
         assert any(heard), f"{voice} voice at {gain_db} dB"
+
+
+@pytest.mark.parametrize("gain_db", [-20, 0])
+def test_a_slow_speaker_is_heard_at_the_default_sensitivity(espeak, gain_db) -> None:
+    # A slow "hey jarvis" (espeak-ng at 110 words a minute) peaks below the model's own
+    # threshold (sensitivity 0.5), within the default's.
+    phrase = scaled(request(None, espeak_speech("Hey Jarvis!", "en-us", 110)), gain_db)
+    heard = {}
+    for sensitivity in (0.5, DEFAULT_SENSITIVITY):
+        detector = load_wake_word(WakeWordSettings(sensitivity=sensitivity))
+        heard[sensitivity] = any(detector.process(f) for f in phrase.frames())
+    assert heard == {0.5: False, DEFAULT_SENSITIVITY: True}
 
 
 def test_jarvis_listen_answers_a_wav_file_into_a_wav_file(
