@@ -316,25 +316,24 @@ def _flag_said(key: str, said: str, tool: str) -> bool:
                if len(w) >= 4 and w not in named)
 
 
-def _copies_schema(key: str, value: str, schema: dict[str, Any], said: str) -> bool:
+def _copies_schema(key: str, value: str, schema: dict[str, Any], heard: list[str]) -> bool:
     """Whether a text value is the parameter's own name or description copied ("The
     city where the event is taking place"): every word of it comes from there, and not
-    every meaningful one was said."""
+    every meaningful one was `heard`."""
     source = words(f"{key.replace('_', ' ')} {schema.get('description') or ''}")
     value_words = words(value)
-    heard = words(said)
     return bool(value_words) and all(w in source for w in value_words) and not all(
         word_said(w, heard) for w in content_words(value))
 
 
-def _said_only_as_a_kind(key: str, value: str, said: str, others: frozenset[str]) -> bool:
-    """Whether the words of a text value that were said only name a parameter, this one
-    or another (words of their names): "The Last Song" for `song_name` after "a song"
-    (the rest made up), "album" for `genre` ("songs in album K"). A value made only of
-    words of its own parameter's name, all said, stands. Descriptions are left out: they
-    hold example values ("e.g. /home/me/Music")."""
+def _said_only_as_a_kind(key: str, value: str, heard: list[str], others: frozenset[str]
+                         ) -> bool:
+    """Whether the words of a text value that were `heard` only name a parameter, this
+    one or another (words of their names): a value holding its parameter's own word and
+    words nobody said, or another parameter's name. A value made only of words of its own
+    parameter's name, all heard, stands. Descriptions are left out: they hold examples of
+    values, not names of kinds."""
     own = words(key.replace("_", " "))
-    heard = words(said)
     meaningful = content_words(value)
     spoken = [w for w in meaningful if word_said(w, heard)]
     if not spoken or not all(word_said(w, own) or w in others for w in spoken):
@@ -351,14 +350,15 @@ _FROM_SAID = frozenset({"from"})
 _TO_SAID = frozenset({"to", "into", "toward", "towards"})
 
 
-def _said_the_other_way(key: str, value: str, schema: dict[str, Any], said: str) -> bool:
+def _said_the_other_way(key: str, value: str, schema: dict[str, Any], heard: list[str]
+                        ) -> bool:
     """Whether a place was said only as the other end of a journey than the parameter's:
     "flights to Sydney" says no origin, "a bus from Fresno" no destination."""
     named = set(words(f"{key.replace('_', ' ')} {schema.get('description') or ''}"))
     start, end = bool(named & _FROM_WORDS), bool(named & _TO_WORDS)
     if start == end:
         return False
-    heard, place = words(said), words(value)
+    place = words(value)
     before = [heard[i - 1] for i in range(1, len(heard) - len(place) + 1)
               if heard[i : i + len(place)] == place]
     other = _TO_SAID if start else _FROM_SAID
@@ -390,9 +390,10 @@ def _value_said(key: str, value: Any, schema: dict[str, Any], said: str,
         # Declared words make a choice the request's to decide ("put on some jazz" is
         # play): the command said how its values are asked for.
         return bool(synonyms) or is_said(value.replace("_", " "), said)
-    return (is_said(value, said) and not _copies_schema(key, value, schema, said)
-            and not _said_only_as_a_kind(key, value, said, others)
-            and not _said_the_other_way(key, value, schema, said))
+    heard = words(said)
+    return (is_said(value, said) and not _copies_schema(key, value, schema, heard)
+            and not _said_only_as_a_kind(key, value, heard, others)
+            and not _said_the_other_way(key, value, schema, heard))
 
 
 def _unsaid(keys: Iterable[str], arguments: Mapping[str, Any], schema: dict[str, Any],
