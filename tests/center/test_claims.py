@@ -11,6 +11,7 @@ from jarvis.center.claims import (
     REFUSAL,
     asks_for_something,
     promises_action,
+    settles_the_users_question,
     states_tool_facts,
     unsaid_specifics,
 )
@@ -133,3 +134,35 @@ def test_words_in_place_of_a_named_tool_are_refused_small_talk_is_not(
     assert ask("can you hear me")["assistant_message"] == "Yes, I can hear you."
     # A request for something no tool serves: a result in words is made up all the same.
     assert ask("I need a oneway flight")["assistant_message"] == REFUSAL
+
+
+@pytest.mark.parametrize(("answer", "said"), [
+    ("Yes, my rice is ready.", "is my rice ready yet"),
+    ("No, you turned them off.", "did i leave the lights on when i went out"),
+    ("Yes, you need an umbrella today.", "do I need an umbrella"),
+])
+def test_a_yes_or_no_about_the_users_things_settles_what_only_a_tool_knows(
+        answer: str, said: str) -> None:
+    assert settles_the_users_question(answer, said)
+
+
+@pytest.mark.parametrize(("answer", "said"), [
+    ("Yes, humans have been to the Moon.", "have humans ever been to mars"),
+    ("Yes, it is cheaper on a Tuesday.", "is it really cheaper to fly on a tuesday"),
+    ("Your rice needs about 20 minutes.", "how long does my rice need"),
+    ("Yes, I can hear you.", "can you hear me okay"),
+])
+def test_general_questions_and_other_answers_settle_nothing(answer: str, said: str) -> None:
+    assert not settles_the_users_question(answer, said)
+
+
+def test_a_yes_about_the_users_things_is_refused(make_center: Any) -> None:
+    # Scripted LLM (the protocol is under test): it settles the user's question itself.
+    tools = [function_tool("check_timers", {}, description="Check the running kitchen timers")]
+    backend = ScriptedBackend([text("Yes, my rice is ready."),
+                               text("Yes, I think it is ready.")])
+    center = make_center(backend)
+    cid = conversation_id()
+    center.start(cid, tools)
+    reply = center.command(cid, "is my rice ready yet")
+    assert (reply["stop_reason"], reply["assistant_message"]) == ("complete", REFUSAL)

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from jarvis.center.grounding import derived_numbers, repeated_values, unsaid_required
+from jarvis.center.grounding import (
+    derived_numbers,
+    repeated_values,
+    unsaid_optional,
+    unsaid_required,
+)
 
 # The words said for each operation, as a command declares them (`enum_synonyms`): the
 # operation is then the LLM's reading of the request.
@@ -216,3 +221,20 @@ def test_a_place_said_as_one_end_of_a_journey_is_not_the_other() -> None:
         "origin_city", "destination_city"]
     # Said with no word of direction, a place may be either.
     assert unsaid_required({"origin_city": "Sydney"}, FLIGHTS, "Sydney flights please") == []
+
+
+PLACES = {"type": "object", "required": ["location"], "properties": {
+    "location": {"type": "string"}, "theater_name": {"type": "string"}}}
+
+
+def test_a_name_nobody_said_is_not_said_though_a_word_of_it_was() -> None:
+    # "new" was said, "York" was not: the city is made up and asked for.
+    assert unsaid_required({"location": "New York"}, PLACES,
+                           "I'm visiting a new place, find me something to see") == [
+        "location"]
+    assert unsaid_optional({"location": "SF", "theater_name": "Amanda Eastridge"}, PLACES,
+                           "a movie at AMC Eastridge in SF") == ["theater_name"]
+    # A name said in short stands: its start, or without a short word of it.
+    for value, said in [("San Francisco", "a salon in San Fran"),
+                        ("Las Vegas", "a trip to vegas"), ("San Jose", "in san jose")]:
+        assert unsaid_required({"location": value}, PLACES, said) == [], value

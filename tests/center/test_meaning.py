@@ -157,3 +157,9 @@ def test_words_in_place_of_a_call_the_request_means_are_asked_again_as_a_call(
                                      text("The capital of France is Paris."))
     assert answered.assistant_message == "The capital of France is Paris."
     assert [r.must_call for r in backend.requests] == [False]
+    # A yes to a question about the user's own things is a state only a tool knows.
+    settled = text("Yes, you have one.")
+    called, backend = _engine_turn(tmp_path / "settled", relatedness,
+                                   "do i have a bus journey from Fresno", settled, call)
+    assert called.stop_reason == "tool_calls"
+    assert [r.must_call for r in backend.requests] == [False, True]

@@ -13,15 +13,17 @@ answer in its place that gives specifics nobody said (a number, a day, a name: "
 Landmark: The Golden Gate Bridge") or promises the action ("Yes, I can call you a cab
 now.") stands in for a result the tool never gave. So does one with specifics nobody
 said in answer to a request for something done or found ("I need a oneway flight" ->
-"Oneway flight: 100 miles to Chicago"), whether or not a tool serves it.
+"Oneway flight: 100 miles to Chicago"), whether or not a tool serves it, and a yes or a
+no to a question about the user's own things ("is my rice ready yet?" -> "Yes, my rice
+is ready."): only a tool, or the user, knows that.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["REFUSAL", "asks_for_something", "promises_action", "states_tool_facts",
-           "unsaid_specifics"]
+__all__ = ["REFUSAL", "asks_for_something", "promises_action", "settles_the_users_question",
+           "states_tool_facts", "unsaid_specifics"]
 
 REFUSAL = "Sorry, I can't help with that."
 
@@ -103,3 +105,18 @@ def asks_for_something(utterance: str) -> bool:
     request of the assistant, in any of its sentences) or asks about the user's own
     things ("what's my balance?"), as opposed to a question of general knowledge."""
     return _REQUEST.search(utterance.replace("\u2019", "'")) is not None
+
+
+_VERDICT = re.compile(r"^\W*(?:yes|no|nope|yeah|yep)\b", re.IGNORECASE)
+# A yes-no question ("is", "did", "do"... first) about the user's things or doings.
+_ABOUT_THE_USER = re.compile(r"^\W*(?:is|are|was|were|has|have|had|did|do|does)\b[^?]*"
+                             r"\b(?:my|our|i|we)\b", re.IGNORECASE)
+
+
+def settles_the_users_question(answer: str, utterance: str) -> bool:
+    """Whether `answer` says yes or no to a question about the user's own things or
+    doings ("is my rice ready yet", "did I leave the lights on"): only a tool, or the
+    user, knows that."""
+    text = answer.strip().replace("\u2019", "'")
+    return (_VERDICT.search(text) is not None
+            and _ABOUT_THE_USER.search(utterance.replace("\u2019", "'")) is not None)

@@ -35,6 +35,7 @@ from jarvis.center.claims import (
     REFUSAL,
     asks_for_something,
     promises_action,
+    settles_the_users_question,
     states_tool_facts,
     unsaid_specifics,
 )
@@ -762,15 +763,17 @@ class Engine:
         self, turn: _Turn, reply: LLMReply, node_errors: list[dict[str, Any]] | None
     ) -> bool:
         """Whether an answer in words promises the action of a tool the request means
-        (relatedness, see center/meaning): "Yes, I can call you a cab now." Specifics
-        alone are no sign of a call: an answer to a question about the world has them
-        too, and such a question can be near a tool in meaning. Not after a node's
-        validation error or a server tool's result."""
+        (relatedness, see center/meaning), "Yes, I can call you a cab now.", or settles a
+        question about the user's things that only a tool can: "Yes, my rice is ready."
+        Specifics alone are no sign of a call: an answer to a question about the world
+        has them too, and such a question can be near a tool in meaning. Not after a
+        node's validation error or a server tool's result."""
         text = (reply.content or "").strip()
         if not text or node_errors or turn.trace["server_tools"] or not self._tools(turn):
             return False
         related = self._related(turn, turn.voice_command).values()
-        return max(related, default=0.0) >= EVOKED_BY_MEANING and promises_action(text)
+        return max(related, default=0.0) >= EVOKED_BY_MEANING and (
+            promises_action(text) or settles_the_users_question(text, turn.voice_command))
 
     def _value_to_ask(
         self, turn: _Turn, calls: list[LLMToolCall], problems: list[CallProblem]
@@ -1115,6 +1118,8 @@ class Engine:
         specifics = unsaid_specifics(text, _said_in(turn))
         if specifics and asks_for_something(turn.voice_command):
             return True  # a made-up result of a request, served by a tool or not
+        if settles_the_users_question(text, turn.voice_command):
+            return True  # "Yes, my rice is ready.": a state nobody reported
         if not (promises_action(text) or specifics):
             return False
         related = self._related(turn, turn.voice_command).values()

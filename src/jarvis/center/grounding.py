@@ -342,6 +342,19 @@ def _said_only_as_a_kind(key: str, value: str, heard: list[str], others: frozens
         w in others and not word_said(w, own) for w in spoken)
 
 
+# A capitalized word of a value shorter than this may be left unsaid ("Las Vegas", "The").
+_NAME_LETTERS = 4
+
+
+def _names_someone_else(value: str, heard: list[str]) -> bool:
+    """Whether a text value holds a name (a capitalized word) nobody said: "New York"
+    after "a new place", "Amanda Eastridge" after "AMC Eastridge". A name said in short
+    stands ("San Fran" for "San Francisco")."""
+    return any(len(name) >= _NAME_LETTERS and not word_said(name.lower(), heard)
+               and not any(len(h) >= 3 and name.lower().startswith(h) for h in heard)
+               for name in re.findall(r"\b[A-Z][\w'-]*", value))
+
+
 # Words that name where a journey starts or ends, in a parameter's name or description,
 # and the words said before a place that tell which it is ("from Fresno", "to Sydney").
 _FROM_WORDS = frozenset({"from", "origin", "departure", "departing", "leaving", "source"})
@@ -393,7 +406,8 @@ def _value_said(key: str, value: Any, schema: dict[str, Any], said: str,
     heard = words(said)
     return (is_said(value, said) and not _copies_schema(key, value, schema, heard)
             and not _said_only_as_a_kind(key, value, heard, others)
-            and not _said_the_other_way(key, value, schema, heard))
+            and not _said_the_other_way(key, value, schema, heard)
+            and not _names_someone_else(value, heard))
 
 
 def _unsaid(keys: Iterable[str], arguments: Mapping[str, Any], schema: dict[str, Any],
