@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager, suppress
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -87,16 +87,11 @@ def _field(loc: tuple[Any, ...] | list[Any]) -> str:
     return ".".join(parts) or "body"
 
 
-def create_app(
-    settings: CenterSettings | None = None, backend: LLMBackend | None = None
-) -> FastAPI:
-    """Build the center: store (migrated), backend, engine, routes."""
-    settings = settings or load_settings()
-    owns_backend = backend is None
-    backend = backend or create_backend(settings)
-    store = Store(settings.resolved_database_url(), durable_commits=settings.durable_commits)
-    metrics = CenterMetrics(str(getattr(backend, "name", type(backend).__name__)))
-    engine = Engine(
+def _build_engine(
+    settings: CenterSettings, store: Store, backend: LLMBackend, metrics: CenterMetrics
+) -> Engine:
+    """The engine over `store` and `backend`, tuned by the settings."""
+    return Engine(
         store,
         backend,
         EngineConfig(
@@ -112,17 +107,16 @@ def create_app(
         limiter=RateLimiter(RateLimit(settings.rate_limit_per_minute, settings.rate_limit_burst)),
         relatedness=load_relatedness(settings.relatedness),
     )
-    retention = Retention(store, settings.retention_days, settings.retention_interval)
 
-    # Engine calls block (LLM, database): they run on these threads, never on the event loop.
-    # A plain executor: cheaper per call than anyio's thread pool.
-    workers = ThreadPoolExecutor(max_workers=WORKER_THREADS, thread_name_prefix="center")
 
-    async def off_loop(function: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(workers, function, *args)
-
-    async def off_loop_call(function: Callable[[], Any]) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(workers, function)
+def _lifespan(
+    workers: ThreadPoolExecutor,
+    retention: Retention,
+    store: Store,
+    backend: LLMBackend,
+    owns_backend: bool,
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """Sweep old conversations while the app runs; close what the center opened at the end."""
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -138,17 +132,17 @@ def create_app(
         if owns_backend and callable(close):
             close()
 
-    app = FastAPI(
-        lifespan=lifespan,
-        title="Jarvis command center",
-        version="0",
-        description="Conversation API between Jarvis nodes and the command center.",
-    )
-    app.state.settings = settings
-    app.state.store = store
-    app.state.engine = engine
-    app.state.backend = backend
-    app.state.retention = retention
+    return lifespan
+
+
+def _add_middleware(
+    app: FastAPI,
+    settings: CenterSettings,
+    store: Store,
+    metrics: CenterMetrics,
+    off_loop_call: Callable[[Callable[[], Any]], Awaitable[Any]],
+) -> None:
+    """Body size limit, the node key gate (unless auth is off), then request metrics."""
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     if not settings.insecure_no_auth:
         app.add_middleware(NodeKeyGate, auth=NodeAuth(NodeKeys(store)), paths=NODE_PATHS,
@@ -158,7 +152,10 @@ def create_app(
                     "use this center")
     # Outermost: refusals of the key gate are counted too.
     app.add_middleware(RequestMetrics, metrics=metrics)
-    mount_console(app, settings, store, engine, backend, metrics, off_loop_call)
+
+
+def _register_error_handlers(app: FastAPI) -> None:
+    """Answer every refusal, the framework's and the engine's, with `ErrorResponse`."""
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -206,6 +203,16 @@ def create_app(
     async def _conflict(_request: Request, exc: ConflictError) -> JSONResponse:
         return _error(409, str(exc))
 
+
+def _mount_conversation_routes(
+    app: FastAPI,
+    engine: Engine,
+    store: Store,
+    backend: LLMBackend,
+    off_loop: Callable[..., Awaitable[Any]],
+) -> None:
+    """`/health` and the non-streamed routes nodes converse through."""
+
     @app.get("/health")
     async def health() -> dict[str, Any]:
         return {
@@ -244,5 +251,43 @@ def create_app(
         node = request_node(request)
         return _json(WhoAmIResponse(node=node, authenticated=node is not None))
 
+
+def create_app(
+    settings: CenterSettings | None = None, backend: LLMBackend | None = None
+) -> FastAPI:
+    """Build the center: store (migrated), backend, engine, routes."""
+    settings = settings or load_settings()
+    owns_backend = backend is None
+    backend = backend or create_backend(settings)
+    store = Store(settings.resolved_database_url(), durable_commits=settings.durable_commits)
+    metrics = CenterMetrics(str(getattr(backend, "name", type(backend).__name__)))
+    engine = _build_engine(settings, store, backend, metrics)
+    retention = Retention(store, settings.retention_days, settings.retention_interval)
+
+    # Engine calls block (LLM, database): they run on these threads, never on the event loop.
+    # A plain executor: cheaper per call than anyio's thread pool.
+    workers = ThreadPoolExecutor(max_workers=WORKER_THREADS, thread_name_prefix="center")
+
+    async def off_loop(function: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(workers, function, *args)
+
+    async def off_loop_call(function: Callable[[], Any]) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(workers, function)
+
+    app = FastAPI(
+        lifespan=_lifespan(workers, retention, store, backend, owns_backend),
+        title="Jarvis command center",
+        version="0",
+        description="Conversation API between Jarvis nodes and the command center.",
+    )
+    app.state.settings = settings
+    app.state.store = store
+    app.state.engine = engine
+    app.state.backend = backend
+    app.state.retention = retention
+    _add_middleware(app, settings, store, metrics, off_loop_call)
+    mount_console(app, settings, store, engine, backend, metrics, off_loop_call)
+    _register_error_handlers(app)
+    _mount_conversation_routes(app, engine, store, backend, off_loop)
     mount_streaming(app, engine, workers, _ERRORS)
     return app

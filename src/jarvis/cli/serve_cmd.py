@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -44,31 +45,40 @@ def serve(
     ),
 ) -> None:
     """Run the command center (HTTP API for nodes)."""
-    try:
-        settings = load_settings(
-            {
-                "host": host,
-                "port": port,
-                "data_dir": data_dir,
-                "database_url": database_url,
-                "llm_backend": llm_backend,
-                "llm_base_url": llm_base_url,
-                "llm_model": llm_model,
-                "llm_script": llm_script,
-                "max_retries": max_retries,
-                "log_level": log_level,
-                "ssl_certfile": ssl_certfile,
-                "ssl_keyfile": ssl_keyfile,
-                "insecure_no_auth": insecure_no_auth,
-            }
-        )
-    except SettingsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+    settings = _load_or_exit(
+        {
+            "host": host,
+            "port": port,
+            "data_dir": data_dir,
+            "database_url": database_url,
+            "llm_backend": llm_backend,
+            "llm_base_url": llm_base_url,
+            "llm_model": llm_model,
+            "llm_script": llm_script,
+            "max_retries": max_retries,
+            "log_level": log_level,
+            "ssl_certfile": ssl_certfile,
+            "ssl_keyfile": ssl_keyfile,
+            "insecure_no_auth": insecure_no_auth,
+        }
+    )
     if show_settings:
         typer.echo(json.dumps(settings.redacted(), indent=2))
         return
+    _run_center(settings)
 
+
+def _load_or_exit(overrides: dict[str, Any]) -> CenterSettings:
+    """The settings with the command line's `overrides`; exit 2 when they are invalid."""
+    try:
+        return load_settings(overrides)
+    except SettingsError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+
+
+def _run_center(settings: CenterSettings) -> None:
+    """Build the center's app and serve it with uvicorn until it stops."""
     import uvicorn
 
     from jarvis.center.app import create_app

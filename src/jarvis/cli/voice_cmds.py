@@ -16,6 +16,7 @@ from jarvis.node.voice.wake_word import DEFAULT_SENSITIVITY
 
 if TYPE_CHECKING:
     from jarvis.node.voice import Audio, RecorderSettings, VoiceEngines
+    from jarvis.node.voice.devices import Microphone, Speaker
 
 # The voice libraries (numpy, faster-whisper, piper, PortAudio) load only when a voice
 # command runs, so `jarvis chat` works without the `voice` extra.
@@ -103,15 +104,7 @@ def listen(
     if devices:
         _print_devices()
         return
-    from jarvis.node.voice import (
-        LoopSettings,
-        RecorderSettings,
-        VoiceLoop,
-        recognition_hint,
-        service_responder,
-    )
-    from jarvis.node.voice.devices import AudioDeviceError, Microphone, Speaker
-    from jarvis.node.voice.wyoming import WyomingError
+    from jarvis.node.voice import RecorderSettings
 
     if out is not None and wav is None:
         fail("--out goes with --wav (the answer to a file request)")
@@ -122,6 +115,22 @@ def listen(
         _listen_file(wav, audio, out, engines, recorder, center)
         return
     # Devices first: a missing microphone is reported before seconds of model loading.
+    source, sink = _open_devices(input_device, output_device)
+    try:
+        engines = _engines(sensitivity, stt_uri, tts_uri, wake_uri)
+    except typer.Exit:
+        source.close()
+        sink.close()
+        raise
+    _listen_microphone(source, sink, engines, recorder, center)
+
+
+def _open_devices(
+    input_device: str | None, output_device: str | None
+) -> tuple[Microphone, Speaker]:
+    """The microphone and the speaker; a clear error (and exit) when one cannot open."""
+    from jarvis.node.voice.devices import AudioDeviceError, Microphone, Speaker
+
     try:
         source = Microphone(input_device)
     except AudioDeviceError as exc:
@@ -131,12 +140,17 @@ def listen(
     except AudioDeviceError as exc:
         source.close()
         fail(str(exc))
-    try:
-        engines = _engines(sensitivity, stt_uri, tts_uri, wake_uri)
-    except typer.Exit:
-        source.close()
-        sink.close()
-        raise
+    return source, sink
+
+
+def _listen_microphone(
+    source: Microphone, sink: Speaker, engines: VoiceEngines,
+    recorder: RecorderSettings, center: str | None,
+) -> None:
+    """Answer requests spoken after the wake word until Ctrl-C; closes the devices."""
+    from jarvis.node.voice import LoopSettings, VoiceLoop, recognition_hint, service_responder
+    from jarvis.node.voice.wyoming import WyomingError
+
     with running_node(center) as node:
         loop = VoiceLoop(
             engines, source, sink, service_responder(node.service),

@@ -171,6 +171,46 @@ def _day_name(day: dt.date, today: dt.date) -> str:
     return f"on {day:%A}" if delta < 7 else f"on {day:%A}, {day:%B} {day.day}"
 
 
+def _daily_by_date(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The forecast's daily columns as one entry per ISO date ("2026-01-19")."""
+    daily = data.get("daily") or {}
+    by_date: dict[str, dict[str, Any]] = {}
+    for index, day_text in enumerate(daily.get("time") or []):
+        def pick(key: str, index: int = index) -> Any:
+            values = daily.get(key) or []
+            return values[index] if index < len(values) else None
+
+        by_date[day_text] = {
+            "date": day_text,
+            "code": pick("weather_code"),
+            "conditions": describe_code(pick("weather_code")),
+            "high": pick("temperature_2m_max"),
+            "low": pick("temperature_2m_min"),
+            "precipitation_probability": pick("precipitation_probability_max"),
+        }
+    return by_date
+
+
+def _day_sentence(
+    place: Place, info: dict[str, Any], day: dt.date, today: dt.date, current: dict[str, Any]
+) -> str:
+    """One day's weather in a sentence; today's opens with the conditions right now."""
+    rain = info["precipitation_probability"]
+    rain_text = _chance_text(rain, info["code"])
+    if day == today and current:
+        return (
+            f"Right now in {place.spoken} it's {_degrees(current.get('temperature_2m'))} "
+            f"degrees and {describe_code(current.get('weather_code'))}. Today's high is "
+            f"{_degrees(info['high'])} and the low {_degrees(info['low'])}{rain_text}."
+        )
+    when = _day_name(day, today)
+    return (
+        f"{when[0].upper() + when[1:]} in {place.spoken}: {info['conditions']}, "
+        f"high {_degrees(info['high'])} and low {_degrees(info['low'])} "
+        f"degrees{rain_text}."
+    )
+
+
 class GetWeatherCommand(IJarvisCommand):
     """Weather now and forecasts up to 16 days ahead for a city."""
 
@@ -300,21 +340,7 @@ class GetWeatherCommand(IJarvisCommand):
         self, place: Place, data: dict[str, Any], days: list[dt.date], today: dt.date,
         imperial: bool,
     ) -> CommandResponse:
-        daily = data.get("daily") or {}
-        by_date = {}
-        for index, day_text in enumerate(daily.get("time") or []):
-            def pick(key: str, index: int = index) -> Any:
-                values = daily.get(key) or []
-                return values[index] if index < len(values) else None
-
-            by_date[day_text] = {
-                "date": day_text,
-                "code": pick("weather_code"),
-                "conditions": describe_code(pick("weather_code")),
-                "high": pick("temperature_2m_max"),
-                "low": pick("temperature_2m_min"),
-                "precipitation_probability": pick("precipitation_probability_max"),
-            }
+        by_date = _daily_by_date(data)
         current = data.get("current") or {}
         sentences = []
         reported = []
@@ -323,21 +349,7 @@ class GetWeatherCommand(IJarvisCommand):
             if info is None:
                 continue
             reported.append(info)
-            rain = info["precipitation_probability"]
-            rain_text = _chance_text(rain, info["code"])
-            if day == today and current:
-                sentences.append(
-                    f"Right now in {place.spoken} it's {_degrees(current.get('temperature_2m'))} "
-                    f"degrees and {describe_code(current.get('weather_code'))}. Today's high is "
-                    f"{_degrees(info['high'])} and the low {_degrees(info['low'])}{rain_text}."
-                )
-            else:
-                when = _day_name(day, today)
-                sentences.append(
-                    f"{when[0].upper() + when[1:]} in {place.spoken}: {info['conditions']}, "
-                    f"high {_degrees(info['high'])} and low {_degrees(info['low'])} "
-                    f"degrees{rain_text}."
-                )
+            sentences.append(_day_sentence(place, info, day, today, current))
         if not sentences:
             return CommandResponse.error_response(
                 "The weather service had no forecast for that day.", {"city": place.name})

@@ -401,46 +401,14 @@ class CommandExecutionService:
         clock, stream = relay.clock, relay.handler
         handler = validation_handler or self.validation_handler
         records: list[ToolCallRecord] = []
-        context = self.node_context()
-        conversation_id = self._pending_conversation_id
-        self._pending_conversation_id, self._listening = None, False
-        local_turns, self._local_turns = self._local_turns, []
-        response: ToolCallingResponse | None = None
-        if conversation_id is not None:
-            started = time.perf_counter()
-            try:
-                response = self.client.send_command(
-                    text, conversation_id, context, local_turns, on_sentence=stream)
-            except CenterError as exc:
-                if exc.status_code != 404:
-                    raise
-                log.info("conversation %s is gone; starting a new one", conversation_id)
-                response = None
-            clock.add("center_ms", started)
-        if response is None:
-            conversation_id = str(uuid.uuid4())
-            started = time.perf_counter()
-            if register_tools:
-                client_tools, available = self.tool_definitions()
-                self.client.start_conversation(conversation_id, context, client_tools, available)
-                local_turns = _offered(local_turns, client_tools)
-            response = self.client.send_command(
-                text, conversation_id, context, local_turns, on_sentence=stream)
-            clock.add("center_ms", started)
-
+        conversation_id, response = self._open_conversation(text, register_tools, relay)
         round_trips = 1
         wait_for_input = False
         actions: list[JarvisButton] = []
         while response.stop_reason in ("tool_calls", "validation_required"):
             if round_trips >= self.max_round_trips:
-                return VoiceCommandResult(
-                    message="Sorry, I could not finish that request.",
-                    stop_reason="error",
-                    conversation_id=conversation_id,
-                    tool_calls=records,
-                    round_trips=round_trips,
-                    timings=clock.finish(),
-                )
+                return _stopped("Sorry, I could not finish that request.", "error",
+                                conversation_id, records, round_trips, clock)
             if response.stop_reason == "tool_calls":
                 calls = response.tool_calls or []
                 if not calls:
@@ -448,13 +416,7 @@ class CommandExecutionService:
                         "the center asked for tools but named none",
                         conversation_id, records, round_trips, clock,
                     )
-                started = time.perf_counter()
-                results = []
-                for call in calls:
-                    result, record = self._run_tool_call(call, text, conversation_id)
-                    results.append(result)
-                    records.append(record)
-                clock.add("tools_ms", started)
+                results = self._run_tool_calls(calls, text, conversation_id, records, clock)
                 wait_for_input = any(r.output.wait_for_input for r in results)
                 actions = [a for r in results for a in actions_of(r.output.context)]
                 started = time.perf_counter()
@@ -462,27 +424,116 @@ class CommandExecutionService:
                     conversation_id, results, on_sentence=stream)
                 clock.add("center_ms", started)
             else:
-                request = response.validation_request or ValidationRequest(
-                    question=response.assistant_message or "Could you say that more precisely?"
-                )
-                started = time.perf_counter()
-                answer = handler(request)
-                clock.add("user_ms", started)
-                if not answer:
-                    return VoiceCommandResult(
-                        message="Okay, never mind.",
-                        stop_reason="complete",
-                        conversation_id=conversation_id,
-                        tool_calls=records,
-                        round_trips=round_trips,
-                        timings=clock.finish(),
-                    )
-                started = time.perf_counter()
-                response = self.client.send_validation_response(
-                    conversation_id, answer, on_sentence=stream)
-                clock.add("center_ms", started)
+                answered = self._ask_user(response, handler, conversation_id, relay)
+                if answered is None:
+                    return _stopped("Okay, never mind.", "complete",
+                                    conversation_id, records, round_trips, clock)
+                response = answered
             round_trips += 1
+        return self._final_result(
+            response, conversation_id, records, round_trips, wait_for_input, actions, clock
+        )
 
+    def _open_conversation(
+        self, text: str, register_tools: bool, relay: _Relay
+    ) -> tuple[str, ToolCallingResponse]:
+        """Send `text` on in the pending conversation, or else in a new one (registering the
+        tools when `register_tools`); the conversation's id and the center's response."""
+        assert self.client is not None
+        context = self.node_context()
+        conversation_id = self._pending_conversation_id
+        self._pending_conversation_id, self._listening = None, False
+        local_turns, self._local_turns = self._local_turns, []
+        if conversation_id is not None:
+            response = self._resume(text, conversation_id, context, local_turns, relay)
+            if response is not None:
+                return conversation_id, response
+        conversation_id = str(uuid.uuid4())
+        started = time.perf_counter()
+        if register_tools:
+            client_tools, available = self.tool_definitions()
+            self.client.start_conversation(conversation_id, context, client_tools, available)
+            local_turns = _offered(local_turns, client_tools)
+        response = self.client.send_command(
+            text, conversation_id, context, local_turns, on_sentence=relay.handler)
+        relay.clock.add("center_ms", started)
+        return conversation_id, response
+
+    def _resume(
+        self,
+        text: str,
+        conversation_id: str,
+        context: NodeContext,
+        local_turns: list[LocalTurn],
+        relay: _Relay,
+    ) -> ToolCallingResponse | None:
+        """The center's response to `text` in an open conversation; None when it is gone."""
+        assert self.client is not None
+        started = time.perf_counter()
+        try:
+            response: ToolCallingResponse | None = self.client.send_command(
+                text, conversation_id, context, local_turns, on_sentence=relay.handler)
+        except CenterError as exc:
+            if exc.status_code != 404:
+                raise
+            log.info("conversation %s is gone; starting a new one", conversation_id)
+            response = None
+        relay.clock.add("center_ms", started)
+        return response
+
+    def _run_tool_calls(
+        self,
+        calls: list[ToolCall],
+        text: str,
+        conversation_id: str,
+        records: list[ToolCallRecord],
+        clock: _Clock,
+    ) -> list[ToolResult]:
+        """Run the tools the center asked for, in order, adding each run to `records`."""
+        started = time.perf_counter()
+        results = []
+        for call in calls:
+            result, record = self._run_tool_call(call, text, conversation_id)
+            results.append(result)
+            records.append(record)
+        clock.add("tools_ms", started)
+        return results
+
+    def _ask_user(
+        self,
+        response: ToolCallingResponse,
+        handler: ValidationHandler,
+        conversation_id: str,
+        relay: _Relay,
+    ) -> ToolCallingResponse | None:
+        """Put the center's question to the user and send the answer back; None when the
+        user gave none."""
+        assert self.client is not None
+        request = response.validation_request or ValidationRequest(
+            question=response.assistant_message or "Could you say that more precisely?"
+        )
+        started = time.perf_counter()
+        answer = handler(request)
+        relay.clock.add("user_ms", started)
+        if not answer:
+            return None
+        started = time.perf_counter()
+        answered = self.client.send_validation_response(
+            conversation_id, answer, on_sentence=relay.handler)
+        relay.clock.add("center_ms", started)
+        return answered
+
+    def _final_result(
+        self,
+        response: ToolCallingResponse,
+        conversation_id: str,
+        records: list[ToolCallRecord],
+        round_trips: int,
+        wait_for_input: bool,
+        actions: list[JarvisButton],
+        clock: _Clock,
+    ) -> VoiceCommandResult:
+        """The result of a finished exchange; keeps the conversation open when it may go on."""
         if response.stop_reason == "complete":
             message = response.assistant_message or ""
             # A picked button, or a change of a refinable value ("actually make it 20
@@ -513,14 +564,8 @@ class CommandExecutionService:
         clock: _Clock,
     ) -> VoiceCommandResult:
         log.warning("conversation %s: %s", conversation_id, why)
-        return VoiceCommandResult(
-            message="Sorry, something went wrong.",
-            stop_reason="error",
-            conversation_id=conversation_id,
-            tool_calls=records,
-            round_trips=round_trips,
-            timings=clock.finish(),
-        )
+        return _stopped("Sorry, something went wrong.", "error",
+                        conversation_id, records, round_trips, clock)
 
     # --- running commands ------------------------------------------------------------------
     def run_command(
@@ -638,6 +683,25 @@ class CommandExecutionService:
             duration_ms=round(duration_ms, 3),
             error_type=error_type,
         )
+
+
+def _stopped(
+    message: str,
+    stop_reason: str,
+    conversation_id: str,
+    records: list[ToolCallRecord],
+    round_trips: int,
+    clock: _Clock,
+) -> VoiceCommandResult:
+    """The result of an exchange that ended before the center's final answer."""
+    return VoiceCommandResult(
+        message=message,
+        stop_reason=stop_reason,
+        conversation_id=conversation_id,
+        tool_calls=records,
+        round_trips=round_trips,
+        timings=clock.finish(),
+    )
 
 
 def _offered(turns: list[LocalTurn], client_tools: list[dict[str, Any]]) -> list[LocalTurn]:

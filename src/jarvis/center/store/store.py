@@ -585,59 +585,11 @@ class Store:
         update = None
         rows: list[Any] = []
         if write.update_conversation:
-            update = self._update_sql.params(
-                {
-                    "b_id": record.id,
-                    "b_version": record.version,
-                    "b_pending": _dumps(write.pending) if write.pending is not None else None,
-                    "b_count": count + len(write.new_messages),
-                    "b_new_version": record.version + 1,
-                    "b_now": stamp,
-                    "b_voice": voice,
-                    "b_node": node_json,
-                }
-            )
-            rows = [
-                self._message_sql.params(
-                    {
-                        "b_id": record.id,
-                        "b_seq": count + i,
-                        "b_role": str(m.get("role", "")),
-                        "b_body": _dumps(m),
-                        "b_now": stamp,
-                    }
-                )
-                for i, m in enumerate(write.new_messages)
-            ]
-        turn = self._turn_sql.params(
-            {
-                "b_id": record.id,
-                "b_endpoint": write.endpoint,
-                "b_stop": write.stop_reason,
-                "b_ms": write.duration_ms,
-                "b_trace": _dumps(write.trace),
-                "b_now": stamp,
-            }
-        )
+            update = self._update_params(record, write, stamp, voice, node_json)
+            rows = self._message_params(record, write.new_messages, stamp)
+        turn = self._turn_params(record, write, stamp)
         conflict = f"conversation {record.id} was changed by another request"
-
-        def write_all() -> None:
-            if self._autocommit:
-                with self._raw() as connection:
-                    self._write_pipelined(connection.dbapi_connection, update, rows, turn, conflict)
-                return
-            with self._raw(write=True) as connection:
-                cursor = connection.cursor()
-                if update is not None:
-                    cursor.execute(self._update_sql.text, update)
-                    if cursor.rowcount != 1:
-                        raise ConcurrentUpdateError(conflict)
-                if rows:
-                    cursor.executemany(self._message_sql.text, rows)
-                cursor.execute(self._turn_sql.text, turn)
-                cursor.close()
-
-        self._retrying(write_all)
+        self._retrying(lambda: self._write_turn(update, rows, turn, conflict))
         if not write.update_conversation:
             return record
         new = ConversationRecord(
@@ -655,6 +607,70 @@ class Store:
         )
         self._extend_cache(record, write.new_messages)
         return new
+
+    def _update_params(
+        self, record: ConversationRecord, write: TurnWrite, stamp: Any, voice: str, node_json: str
+    ) -> Any:
+        """The conversation row's version-guarded update, as the driver's parameters."""
+        return self._update_sql.params(
+            {
+                "b_id": record.id,
+                "b_version": record.version,
+                "b_pending": _dumps(write.pending) if write.pending is not None else None,
+                "b_count": record.message_count + len(write.new_messages),
+                "b_new_version": record.version + 1,
+                "b_now": stamp,
+                "b_voice": voice,
+                "b_node": node_json,
+            }
+        )
+
+    def _message_params(
+        self, record: ConversationRecord, new_messages: list[dict[str, Any]], stamp: Any
+    ) -> list[Any]:
+        """One message row per new message, numbered on from the record's count."""
+        return [
+            self._message_sql.params(
+                {
+                    "b_id": record.id,
+                    "b_seq": record.message_count + i,
+                    "b_role": str(m.get("role", "")),
+                    "b_body": _dumps(m),
+                    "b_now": stamp,
+                }
+            )
+            for i, m in enumerate(new_messages)
+        ]
+
+    def _turn_params(self, record: ConversationRecord, write: TurnWrite, stamp: Any) -> Any:
+        """The turn's trace row, as the driver's parameters."""
+        return self._turn_sql.params(
+            {
+                "b_id": record.id,
+                "b_endpoint": write.endpoint,
+                "b_stop": write.stop_reason,
+                "b_ms": write.duration_ms,
+                "b_trace": _dumps(write.trace),
+                "b_now": stamp,
+            }
+        )
+
+    def _write_turn(self, update: Any, rows: list[Any], turn: Any, conflict: str) -> None:
+        """One transaction: the guarded update (if any), the new messages and the turn."""
+        if self._autocommit:
+            with self._raw() as connection:
+                self._write_pipelined(connection.dbapi_connection, update, rows, turn, conflict)
+            return
+        with self._raw(write=True) as connection:
+            cursor = connection.cursor()
+            if update is not None:
+                cursor.execute(self._update_sql.text, update)
+                if cursor.rowcount != 1:
+                    raise ConcurrentUpdateError(conflict)
+            if rows:
+                cursor.executemany(self._message_sql.text, rows)
+            cursor.execute(self._turn_sql.text, turn)
+            cursor.close()
 
     def _extend_cache(self, record: ConversationRecord, new_messages: list[dict[str, Any]]) -> None:
         with self._lock:
