@@ -221,6 +221,37 @@ def test_a_place_said_as_one_end_of_a_journey_is_not_the_other() -> None:
         "origin_city", "destination_city"]
     # Said with no word of direction, a place may be either.
     assert unsaid_required({"origin_city": "Sydney"}, FLIGHTS, "Sydney flights please") == []
+    # A place said in short is found where it was said.
+    bus = {"origin": "San Francisco", "destination": "San Fran"}
+    assert unsaid_required(bus, FLIGHTS_BY_NAME, "a bus to San Fran") == ["origin"]
+    assert unsaid_required(bus, FLIGHTS_BY_NAME, "a bus from San Fran") == ["destination"]
+
+
+FLIGHTS_BY_NAME = {"type": "object", "required": ["origin", "destination"], "properties": {
+    "origin": {"type": "string"}, "destination": {"type": "string"}}}
+RENTAL = {"type": "object", "required": ["pickup_city", "album"], "properties": {
+    "pickup_city": {"type": "string", "description": "City in which to pick up rental car"},
+    "album": {"type": "string", "description": "Album the song belongs to"}}}
+
+
+def test_to_in_a_description_is_no_end_of_a_journey() -> None:
+    # "in which to pick up" is an infinitive, not a destination: a city said after
+    # "from" stands, as does an album said after "from".
+    said = "I need a rental from Concord, playing songs from Thriller"
+    assert unsaid_required({"pickup_city": "Concord", "album": "Thriller"}, RENTAL,
+                           said) == []
+
+
+def test_a_clock_time_written_for_plain_text_is_said_when_that_time_was() -> None:
+    dentist = {"type": "object", "required": ["appointment_time"], "properties": {
+        "appointment_time": {"type": "string", "description": "Time for the appointment"}}}
+    said = "anything available at half past 2 in the afternoon?"
+    for written in ("14:30", "2:30 PM", "2:30 pm", "02:30"):
+        assert unsaid_required({"appointment_time": written}, dentist, said) == [], written
+    assert unsaid_required({"appointment_time": "16:30"}, dentist, said) == [
+        "appointment_time"]
+    assert unsaid_required({"appointment_time": "10:00"}, dentist, "a dentist please") == [
+        "appointment_time"]
 
 
 PLACES = {"type": "object", "required": ["location"], "properties": {

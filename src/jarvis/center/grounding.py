@@ -15,7 +15,8 @@ embedded backend drops optional values nobody asked for. What counts as said:
 - a flag: a word of its name ("shared_ride" by "a shared ride");
 - a date or a time: a date or time said (the center resolves the phrase itself); so is
   an ISO date written for free text (a date parameter declared as a plain string) when
-  a day was said.
+  a day was said, and a clock time written for free text ("14:30") when that time of
+  day was said ("half past 2 in the afternoon").
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from jarvis.center.dates import dates_heard
+from jarvis.center.dates import dates_heard, times_heard
 from jarvis.center.keywords import words
 from jarvis.center.spoken_numbers import UNITS
 
@@ -355,27 +356,60 @@ def _names_someone_else(value: str, heard: list[str]) -> bool:
                for name in re.findall(r"\b[A-Z][\w'-]*", value))
 
 
-# Words that name where a journey starts or ends, in a parameter's name or description,
+# Words that name where a journey starts or ends in a parameter's name or description,
 # and the words said before a place that tell which it is ("from Fresno", "to Sydney").
-_FROM_WORDS = frozenset({"from", "origin", "departure", "departing", "leaving", "source"})
-_TO_WORDS = frozenset({"to", "destination", "arrival", "arriving", "going"})
+# A bare "to" or "from" counts in the name only: in a description it is as often an
+# infinitive ("City in which to pick up rental car").
+_FROM_WORDS = frozenset({"origin", "departure", "departing", "leaving", "source"})
+_TO_WORDS = frozenset({"destination", "arrival", "arriving", "going"})
 _FROM_SAID = frozenset({"from"})
 _TO_SAID = frozenset({"to", "into", "toward", "towards"})
+
+
+def _journey_end(key: str, schema: dict[str, Any]) -> str | None:
+    """"start" or "end" when the parameter names one end of a journey only, else None."""
+    name = set(words(key.replace("_", " ")))
+    named = name | set(words(schema.get("description") or ""))
+    start = bool(named & _FROM_WORDS or name & _FROM_SAID)
+    end = bool(named & _TO_WORDS or name & _TO_SAID)
+    return None if start == end else "start" if start else "end"
+
+
+def _said_at(place: list[str], heard: list[str]) -> list[int]:
+    """Where the words of `place` begin in `heard`, each said whole or in short ("San
+    Fran" for "San Francisco")."""
+    def same(said: str, word: str) -> bool:
+        return said == word or (len(said) >= 3 and word.startswith(said))
+    return [i for i in range(len(heard) - len(place) + 1)
+            if all(same(heard[i + j], word) for j, word in enumerate(place))]
 
 
 def _said_the_other_way(key: str, value: str, schema: dict[str, Any], heard: list[str]
                         ) -> bool:
     """Whether a place was said only as the other end of a journey than the parameter's:
     "flights to Sydney" says no origin, "a bus from Fresno" no destination."""
-    named = set(words(f"{key.replace('_', ' ')} {schema.get('description') or ''}"))
-    start, end = bool(named & _FROM_WORDS), bool(named & _TO_WORDS)
-    if start == end:
+    end = _journey_end(key, schema)
+    if end is None:
         return False
-    place = words(value)
-    before = [heard[i - 1] for i in range(1, len(heard) - len(place) + 1)
-              if heard[i : i + len(place)] == place]
-    other = _TO_SAID if start else _FROM_SAID
+    before = [heard[i - 1] for i in _said_at(words(value), heard) if i > 0]
+    other = _TO_SAID if end == "start" else _FROM_SAID
     return bool(before) and all(word in other for word in before)
+
+
+# A clock time written as a value: "14:30", "2:30 PM", "2 pm".
+_CLOCK = re.compile(r"(\d{1,2})(?::(\d{2}))?\s*(?:([ap])\.?m\.?)?", re.IGNORECASE)
+
+
+def _clock_time_said(value: str, said: str) -> bool:
+    """Whether `value` is a clock time and the time of day said ("half past 2 in the
+    afternoon" for "14:30")."""
+    found = _CLOCK.fullmatch(value.strip())
+    if found is None or (found[2] is None and found[3] is None):
+        return False
+    hour, minute = int(found[1]), int(found[2] or 0)
+    if found[3]:
+        hour = hour % 12 + (12 if found[3].lower() == "p" else 0)
+    return f"{hour:02d}:{minute:02d}" in times_heard(said)
 
 
 def _value_said(key: str, value: Any, schema: dict[str, Any], said: str,
@@ -403,6 +437,8 @@ def _value_said(key: str, value: Any, schema: dict[str, Any], said: str,
         # Declared words make a choice the request's to decide ("put on some jazz" is
         # play): the command said how its values are asked for.
         return bool(synonyms) or is_said(value.replace("_", " "), said)
+    if _clock_time_said(value, said):
+        return True
     heard = words(said)
     return (is_said(value, said) and not _copies_schema(key, value, schema, heard)
             and not _said_only_as_a_kind(key, value, heard, others)
