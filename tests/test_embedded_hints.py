@@ -196,6 +196,12 @@ def test_an_optional_value_that_only_names_the_tool_is_no_value() -> None:
     assert unsaid_optional_arguments({"topic": "jokes"}, joke, "tell me a joke") == ["topic"]
     assert unsaid_optional_arguments({"topic": "cats"}, joke, "a joke about cats") == []
     assert unsaid_optional_arguments({"topic": "cat jokes"}, joke, "cat jokes please") == []
+    # The tool's name in the plural, the value in the singular: still only its name.
+    movies = {"type": "function", "function": {"name": "find_movies", "parameters": {
+        "type": "object", "properties": {"genre": {"type": "string"}}}}}
+    assert unsaid_optional_arguments({"genre": "movie"}, movies, "find a movie at the Lark"
+                                     ) == ["genre"]
+    assert unsaid_optional_arguments({"genre": "comedy"}, movies, "a comedy movie") == []
 
 
 def test_an_optional_choice_nobody_asked_for_is_dropped() -> None:

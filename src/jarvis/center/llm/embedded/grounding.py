@@ -141,10 +141,11 @@ def _choice_said(value: str, schema: dict[str, Any], utterance: str) -> bool:
 
 
 def _names_only(value: str, own: list[str]) -> bool:
-    """Whether every word of `value` is a word of the tool's name ("jokes", "joke")."""
+    """Whether every word of `value` is a word of the tool's name, in the singular or the
+    plural ("jokes" for `tell_joke`, "movie" for `find_movies`)."""
     value_words = words(value)
     return bool(value_words) and all(
-        any(_same_noun(w, n) for n in own) for w in value_words)
+        any(_same_noun(w, n) or _same_noun(n, w) for n in own) for w in value_words)
 
 
 # A value word and a heard word that start with this many letters alike are one word.
