@@ -77,6 +77,9 @@ def test_a_duration_needs_a_unit_of_time_said() -> None:
     assert _unsaid({"duration": "PT1M30S"}, TIMER, "90 seconds") == []
     assert _unsaid({"duration": "PT5M"}, TIMER, "5 more minutes") == []
     assert _unsaid({"duration": "PT5M"}, TIMER, "a few minutes") == []
+    # A unit said alone must be the value's: "a few hours" is no 5-minute timer.
+    assert _unsaid({"duration": "PT2H"}, TIMER, "for a few hours") == []
+    assert _unsaid({"duration": "PT5M"}, TIMER, "for a few hours") == ["duration"]
     # Optional values are not its business (unsaid_optional_arguments drops those).
     assert _unsaid({"duration": "PT1M", "label": "x"}, TIMER, "1 min") == []
 

@@ -255,7 +255,10 @@ def _duration_said(value: Any, said: str) -> bool:
     seconds = sum(float(match[k]) * n for k, n in scale.items() if match[k])
     runs = _runs_said(heard)
     if not runs:
-        return True  # "a few minutes", "minutes please": the unit alone was said
+        # "a few minutes", "minutes please": the unit alone was said, and must be the
+        # value's ("a few hours" is no PT5M).
+        largest = next(n for k, n in scale.items() if match[k])
+        return any(_unit_seconds(w) == largest for w in heard)
     sums = {sum(run[i:j]) for run in runs for i in range(len(run))
             for j in range(i + 1, len(run) + 1)}
     return any(abs(seconds - total) < 1e-6 for total in sums)
