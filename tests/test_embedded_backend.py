@@ -151,6 +151,10 @@ def test_no_answer_to_speak_becomes_cant_help() -> None:
     # Short replies in the user's words, and real answers, stay.
     assert _speakable("Good night!", "good night") == "Good night!"
     assert _speakable("Okay.", "okay") == "Okay."
+    # ... but a word or two of a request said back is no answer to it.
+    assert _speakable("doctor", "Hi, I need to find a doctor.") == CANNOT_HELP
+    assert _speakable("Find apartment", "Can you find me an apartment?") == CANNOT_HELP
+    assert _speakable("Hello!", "can you say hello") == "Hello!"
     assert _speakable("Paris is the capital of France.", "what is the capital of france",
                       [context]) == "Paris is the capital of France."
 

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from jarvis.center.claims import asks_for_something
 from jarvis.center.grounding import (
     durations_said,
     is_said,
@@ -159,7 +160,10 @@ def _speakable(answer: str, said: str | None = None, prompt: Sequence[str] = ())
     if _IDENTIFIER.search(answer):  # a tool's name ("tell_joke") is nothing to say aloud
         return CANNOT_HELP
     spoken = words(answer)
-    if said is not None and len(spoken) >= 3 and set(spoken) <= set(words(said)):
+    # Short replies in the user's words ("Good night!") stay, unless the user asked for
+    # something other than words said back ("I need to find a doctor" -> "doctor").
+    if said is not None and set(spoken) <= set(words(said)) and (
+            len(spoken) >= 3 or (asks_for_something(said) and not _SAY_BACK.search(said))):
         return CANNOT_HELP
     # Sentence by sentence: "Today is Wednesday ... The weather was lovely." keeps the second.
     pieces = [" ".join(words(piece)) for piece in prompt]
@@ -176,6 +180,7 @@ def _copied(spoken: list[str], pieces: list[str]) -> bool:
 
 
 _IDENTIFIER = re.compile(r"\b[a-z]+_[a-z_]+\b")
+_SAY_BACK = re.compile(r"\b(?:say|repeat|spell)\b", re.IGNORECASE)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
 _SENTENCE_END = re.compile(r"[.!?](?=[\s\"')\]]|$)")
 
