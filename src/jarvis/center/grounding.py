@@ -370,7 +370,8 @@ _TO_SAID = frozenset({"to", "into", "toward", "towards"})
 
 
 def _journey_end(key: str, schema: dict[str, Any]) -> str | None:
-    """"start" or "end" when the parameter names one end of a journey only, else None."""
+    """Which end of a journey the parameter names ("start" or "end"); None for both or
+    neither."""
     name = set(words(key.replace("_", " ")))
     named = name | set(words(schema.get("description") or ""))
     start = bool(named & _FROM_WORDS or name & _FROM_SAID)
