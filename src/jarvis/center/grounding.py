@@ -350,12 +350,17 @@ def _said_only_as_a_kind(key: str, value: str, heard: list[str], others: frozens
 _NAME_LETTERS = 4
 
 
+def _said_in_short(said: str, word: str) -> bool:
+    """Whether the word `said` is `word` or its beginning ("fran" for "francisco")."""
+    return said == word or (len(said) >= 3 and word.startswith(said))
+
+
 def _names_someone_else(value: str, heard: list[str]) -> bool:
     """Whether a text value holds a name (a capitalized word) nobody said: "New York"
     after "a new place", "Amanda Eastridge" after "AMC Eastridge". A name said in short
     stands ("San Fran" for "San Francisco")."""
     return any(len(name) >= _NAME_LETTERS and not word_said(name.lower(), heard)
-               and not any(len(h) >= 3 and name.lower().startswith(h) for h in heard)
+               and not any(_said_in_short(h, name.lower()) for h in heard)
                for name in re.findall(r"\b[A-Z][\w'-]*", value))
 
 
@@ -382,10 +387,8 @@ def _journey_end(key: str, schema: dict[str, Any]) -> str | None:
 def _said_at(place: list[str], heard: list[str]) -> list[int]:
     """Where the words of `place` begin in `heard`, each said whole or in short ("San
     Fran" for "San Francisco")."""
-    def same(said: str, word: str) -> bool:
-        return said == word or (len(said) >= 3 and word.startswith(said))
     return [i for i in range(len(heard) - len(place) + 1)
-            if all(same(heard[i + j], word) for j, word in enumerate(place))]
+            if all(_said_in_short(heard[i + j], word) for j, word in enumerate(place))]
 
 
 def _said_the_other_way(key: str, value: str, schema: dict[str, Any], heard: list[str]
