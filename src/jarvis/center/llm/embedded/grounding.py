@@ -142,7 +142,7 @@ def _choice_said(value: str, schema: dict[str, Any], utterance: str) -> bool:
 
 def _names_only(value: str, own: list[str]) -> bool:
     """Whether every word of `value` is a word of the tool's name, in the singular or the
-    plural ("jokes" for `tell_joke`, "movie" for `find_movies`)."""
+    plural (a tool named `find_items` given "item" or "items")."""
     value_words = words(value)
     return bool(value_words) and all(
         any(_same_noun(w, n) or _same_noun(n, w) for n in own) for w in value_words)
