@@ -43,6 +43,25 @@ def test_a_request_for_something_else_does_not() -> None:
     assert not evokes("find me a sushi place", spec)
 
 
+BOOK_APPOINTMENT = function_tool(
+    "book_appointment",
+    {"doctor_name": {"type": "string", "description": "Name of the doctor to book with"},
+     "date": {"type": "string", "description": "Date of the appointment"}},
+    ["doctor_name", "date"],
+    "Book an appointment with a doctor",
+)
+
+
+def test_a_verb_any_request_uses_names_no_tool_alone() -> None:
+    spec = _spec(BOOK_APPOINTMENT)
+    assert "book" not in declaration_words(spec)
+    assert not evokes("I'm looking to book a house", spec)
+    assert not evokes("can you help me search for a round trip flight", spec)
+    # What the request is about still names it, with the verb or without.
+    assert evokes("book me a doctor for Tuesday", spec)
+    assert evokes("I need an appointment", spec)
+
+
 def test_a_tool_that_says_nothing_about_itself_is_always_named() -> None:
     bare = {"type": "function", "function": {"name": "do_it", "parameters": {
         "type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}}}

@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from command_helpers import make_context, request
 
+from jarvis.center.keywords import keyword_hints
 from jarvis.commands._places import PLACE_ZONES, zone_for_place
 from jarvis.commands._schedule import speak_clock
 from jarvis.commands.current_time import GetCurrentTimeCommand
@@ -75,3 +76,15 @@ def test_speak_clock() -> None:
     assert speak_clock(dt.time(12, 0)) == "12 noon"
     assert speak_clock(dt.time(0, 0)) == "12 midnight"
     assert speak_clock(dt.time(0, 30)) == "12:30 AM"
+
+
+@pytest.mark.parametrize(("said", "named"), [
+    ("what's today's date", True),
+    ("what date is it", True),
+    ("what's the date today", True),
+    ("I'm looking for the date of an event", False),
+    ("save the date for the wedding", False),
+])
+def test_the_calendar_question_names_the_clock_not_any_date(said: str, named: bool) -> None:
+    hints = keyword_hints(said, {"get_current_time": GetCurrentTimeCommand().keywords})
+    assert bool(hints) == named

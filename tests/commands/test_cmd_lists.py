@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 from command_helpers import make_context, request
 
+from jarvis.center.keywords import keyword_hints
 from jarvis.commands.lists import ShoppingListCommand, TodoListCommand, split_items
 from jarvis.sdk import CommandContext
 
@@ -104,3 +105,15 @@ def test_pre_route_hits(command, text: str, arguments: dict) -> None:
 def test_pre_route_does_not_cross_lists() -> None:
     assert TodoListCommand().pre_route("add milk to my shopping list") is None
     assert ShoppingListCommand().pre_route("add call mom to my to-do list") is None
+
+
+@pytest.mark.parametrize(("said", "named"), [
+    ("add call the plumber to my to-do list", True),
+    ("what's left on my to do", True),
+    ("add the gutters to my todos", True),
+    ("I need to find something to do tonight", False),
+    ("help look for things to do", False),
+])
+def test_the_to_do_list_is_named_by_its_name_not_by_to_do(said: str, named: bool) -> None:
+    hints = keyword_hints(said, {"todo_list": TodoListCommand().keywords})
+    assert bool(hints) == named

@@ -4,7 +4,9 @@ A small model given a request no registered command serves picks a look-alike to
 "I need a dentist" -> `find_bus`, and the center would ask "Where are you leaving from?".
 Before asking the user for a value of a tool, or calling it, something the user said must
 name it: a word of the tool's own declaration (its name, description, parameter names and
-descriptions, enum values, keywords, synonyms), or words near it in meaning; a call may
+descriptions, enum values, keywords, synonyms) other than a verb every kind of request
+uses ("book", "search", "buy": "book a house" names no `book_appointment`), or words near
+it in meaning; a call may
 also show it by holding several values the user said. Otherwise the request is answered
 as one the center cannot help with. Every command author reaches this through the declaration;
 a tool whose declaration has no telling word is always taken as named.
@@ -17,7 +19,7 @@ from typing import Any
 
 from jarvis.center.dates import dates_heard
 from jarvis.center.grounding import ISO_DAY
-from jarvis.center.keywords import keyword_heard, telling_words, words
+from jarvis.center.keywords import REQUEST_VERBS, keyword_heard, telling_words, words
 from jarvis.center.toolspec import ToolSpec
 
 __all__ = ["EVIDENT_VALUES", "EVOKED_BY_MEANING", "declaration_words", "distinct_values",
@@ -37,7 +39,7 @@ def declaration_words(spec: ToolSpec) -> set[str]:
     for param in spec.params.values():
         texts += [param.name, param.description or "", *(param.enum or ())]
         texts += [word for said in param.synonyms.values() for word in said]
-    found = set().union(*(telling_words(text) for text in texts))
+    found = set().union(*(telling_words(text) for text in texts)) - REQUEST_VERBS
     keywords = (spec.command or {}).get("keywords") or []
     # A keyword may be a phrase ("turn on"): matched whole, as routing matches it.
     return found | {str(k) for k in keywords if str(k).strip()}

@@ -94,6 +94,16 @@ _PLAIN = frozenset({
 })
 
 
+# Verbs of asking for something or of trading, said of every kind of thing ("book" a
+# table, a flight, a house): they say what is done, not to what, so alone they name no tool.
+REQUEST_VERBS = frozenset({
+    "book", "books", "booked", "booking", "reserve", "reserves", "reserved", "reserving",
+    "search", "searches", "searched", "searching", "buy", "buys", "buying", "bought",
+    "purchase", "purchases", "purchased", "purchasing", "look", "looks", "looking",
+    "help", "want", "need", "show", "tell",
+})
+
+
 def telling_words(text: str) -> set[str]:
     """The words of a declaration's text that say what a tool is for (names split at "_")."""
     return {w for w in words(text.replace("_", " ")) if len(w) >= 3 and w not in _PLAIN}

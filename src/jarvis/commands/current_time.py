@@ -72,10 +72,12 @@ class GetCurrentTimeCommand(IJarvisCommand):
 
     @property
     def keywords(self) -> list[str]:
-        # Phrases, not the bare words: "time" and "day" are in "the best movie of all
-        # time" and "a rough day at work" as often as in a question about the clock.
+        # Phrases, not the bare words: "time", "day" and "date" are in "the best movie of
+        # all time", "a rough day at work" and "the date of the concert" as often as in a
+        # question about the clock or the calendar.
         return ["what time", "the time", "current time", "time is it", "time it is", "clock",
-                "date", "what day", "how late"]
+                "today's date", "what date", "the date today", "date is it", "what day",
+                "how late"]
 
     def pre_route(self, voice_command: str) -> PreRouteResult | None:
         text = voice_command.lower().strip().rstrip("?.!").strip()

@@ -372,4 +372,6 @@ class TodoListCommand(_ListCommand):
 
     @property
     def keywords(self) -> list[str]:
-        return ["todo", "to-do", "to do", "task", "tasks", "chore", "chores", "errand", "list"]
+        # "to do" only as the list's name: "something to do tonight" asks for no task.
+        return ["todo", "to-do list", "my to-do", "to-dos", "task", "tasks", "chore", "chores",
+                "errand", "list"]
