@@ -6,7 +6,8 @@ mostly on silence. CTranslate2 also accepts a shorter window, whose cost falls f
 its length (attention is quadratic), so a request shorter than `window_max` is encoded
 in a window of its own length plus `window_margin` of silence, at least `window_min`
 (about five times faster here, same words on the bench); longer requests take
-faster-whisper's usual path.
+faster-whisper's usual path. What Whisper goes on to say after the request, the request
+again or a sentence of the hot words, is taken out (see repeats.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 
 from jarvis.node.voice.audio import SAMPLE_RATE, Audio
 from jarvis.node.voice.models import WHISPER_BASE, resolve_bundle
+from jarvis.node.voice.repeats import without_repeats
 
 __all__ = ["WhisperSettings", "WhisperSpeechToText"]
 
@@ -68,7 +70,7 @@ class WhisperSpeechToText:
         samples = audio.resampled(SAMPLE_RATE).to_float()
         s = self.settings
         if s.short_window and audio.duration + s.window_margin <= s.window_max:
-            return self._short_window(samples, hint)
+            return without_repeats(self._short_window(samples, hint), hint)
         segments, _ = self._model.transcribe(
             samples,
             language=s.language,
@@ -80,7 +82,7 @@ class WhisperSpeechToText:
             without_timestamps=True,
             vad_filter=False,  # the recorder has already cut the request out
         )
-        return " ".join(segment.text.strip() for segment in segments).strip()
+        return without_repeats(" ".join(segment.text.strip() for segment in segments), hint)
 
     def _short_window(self, samples: np.ndarray, hint: str | None) -> str:
         import ctranslate2

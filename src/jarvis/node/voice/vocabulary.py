@@ -14,7 +14,9 @@ from jarvis.sdk import IJarvisCommand
 
 __all__ = ["recognition_hint"]
 
-_MAX_CHARS = 600  # Whisper keeps at most 223 prompt tokens; stay well inside
+# A longer prompt garbles words outside it: SGD train requests read by espeak-ng, 8.4%
+# word errors with 150 characters of hot words, 11.8% with 300, 13.3% with 600.
+_MAX_CHARS = 150
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
 
 
