@@ -6,10 +6,10 @@ Before asking the user for a value of a tool, or calling it, something the user 
 name it: a word of the tool's own declaration (its name, description, parameter names and
 descriptions, enum values, keywords, synonyms) other than a verb every kind of request
 uses ("book", "search", "buy": "book a house" names no `book_appointment`), or words near
-it in meaning; a call may
-also show it by holding several values the user said. Otherwise the request is answered
-as one the center cannot help with. Every command author reaches this through the declaration;
-a tool whose declaration has no telling word is always taken as named.
+it in meaning; a call may also show it by holding several values the user said.
+Otherwise the request is answered as one the center cannot help with. Every command
+author reaches this through the declaration; a tool whose declaration has no telling word
+is always taken as named.
 """
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ def test_a_spoken_request_runs_the_right_command(
     heard = _words(exchange.heard)
     wanted = _words(words) - {"a", "to", "my", "is", "for"}
     assert len(heard & wanted) >= len(wanted) - 1, exchange.heard
-    assert exchange.reply.commands == (command,)
+    assert exchange.reply.commands == (command,), exchange.heard
     assert answer in exchange.reply.text
     spoken = sink.audio()
     assert spoken.duration > 0.5 and spoken.rms() > 0.02  # the earcon and a spoken answer

@@ -40,6 +40,7 @@ class WhisperSettings:
     window_min: float = 10.0
     window_max: float = 25.0  # longer requests use the full 30-second window
     no_repeat_ngram: int = 3  # a short window tempts Whisper to say the request again
+    drop_repeats: bool = True  # take out what it says after the request (repeats.py)
 
 
 class WhisperSpeechToText:
@@ -70,7 +71,7 @@ class WhisperSpeechToText:
         samples = audio.resampled(SAMPLE_RATE).to_float()
         s = self.settings
         if s.short_window and audio.duration + s.window_margin <= s.window_max:
-            return without_repeats(self._short_window(samples, hint), hint)
+            return self._tidy(self._short_window(samples, hint), hint)
         segments, _ = self._model.transcribe(
             samples,
             language=s.language,
@@ -82,7 +83,10 @@ class WhisperSpeechToText:
             without_timestamps=True,
             vad_filter=False,  # the recorder has already cut the request out
         )
-        return without_repeats(" ".join(segment.text.strip() for segment in segments), hint)
+        return self._tidy(" ".join(segment.text.strip() for segment in segments), hint)
+
+    def _tidy(self, text: str, hint: str | None) -> str:
+        return without_repeats(text, hint) if self.settings.drop_repeats else text.strip()
 
     def _short_window(self, samples: np.ndarray, hint: str | None) -> str:
         import ctranslate2

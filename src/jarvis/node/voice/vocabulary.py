@@ -14,9 +14,9 @@ from jarvis.sdk import IJarvisCommand
 
 __all__ = ["recognition_hint"]
 
-# A longer prompt garbles words outside it: SGD train requests read by espeak-ng, 8.4%
-# word errors with 150 characters of hot words, 11.8% with 300, 13.3% with 600.
-_MAX_CHARS = 150
+# Whisper keeps at most 223 prompt tokens. Shorter hot words garble fewer words they do
+# not hold, but spell fewer commands in noise (docs/voice.md, "Measured").
+_MAX_CHARS = 600
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
 
 

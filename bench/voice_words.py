@@ -1,0 +1,121 @@
+"""Word errors of speech-to-text alone: texts read straight to Whisper, by two voices.
+
+    .venv/bin/python bench/voice_words.py                       # the voice bench's commands
+    .venv/bin/python bench/voice_words.py --texts sgd            # requests nobody here wrote
+    .venv/bin/python bench/voice_words.py --texts sgd --hint-chars 600 --keep-repeats
+
+No wake word, no voice loop and no real-time feed (bench/voice.py does all that): each
+text is synthesized by Piper and by espeak-ng, given 0.3 s of silence before and 0.6 s
+after, noise added at 10 dB SNR for the noisy conditions, and transcribed by the node's
+Whisper with the registered commands' hot words. Quick (a minute or two a condition on two
+cores), so a recognition setting can be compared on many lines.
+
+`--texts commands`: the spoken commands of bench/voice.py (the built-in commands' examples
+and bench/corpus lines). `--texts sgd`: first requests of the SGD train split (see
+/work/shared/data/sgd/README.md), whose words are mostly not in the hot words: what the
+hot words cost a request they do not cover. Printed: word error rate per condition, after
+Whisper's English normalizer, and counted as bench/voice.py did before it used it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))  # bench/ is not a package
+sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "node" / "voice"))
+
+from rapidfuzz.distance import Levenshtein
+from voice_speech import espeak_available, espeak_speech, piper_speech, with_noise
+
+from voice import _plain_words, _words, commands_to_say
+
+SGD = Path(os.environ.get("JARVIS_SGD_DATA", "/work/shared/data/sgd"))
+CONDITIONS = [("piper", None), ("piper", 10), ("espeak", None), ("espeak", 10)]
+
+
+def sgd_requests(count: int, seed: int = 11) -> list[str]:
+    """`count` first requests of SGD train shorter than 110 characters, shuffled."""
+    lines = (SGD / "train" / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+    cases = [json.loads(line) for line in lines if line.strip()]
+    random.Random(seed).shuffle(cases)
+    return [c["utterance"] for c in cases if len(c["utterance"]) < 110][:count]
+
+
+def word_errors(engines, texts: list[str], hint: str | None, verbose: bool) -> dict:
+    """(voice, snr) -> {"wer", "plain_wer"} over `texts`."""
+    from jarvis.node.voice import Audio
+
+    rows = {}
+    for voice, snr in CONDITIONS:
+        errors = total = plain_errors = plain_total = 0
+        for index, text in enumerate(texts):
+            said = piper_speech(engines.tts, text) if voice == "piper" else espeak_speech(text)
+            audio = Audio.join([Audio.silence(0.3), said, Audio.silence(0.6)])
+            if snr is not None:
+                audio = with_noise(audio, snr, seed=index)
+            heard = engines.stt.transcribe(audio, hint)
+            if verbose:
+                print(f"  {voice} {snr}: {text!r} -> {heard!r}", file=sys.stderr)
+            errors += Levenshtein.distance(_words(text), _words(heard))
+            total += len(_words(text))
+            plain_errors += Levenshtein.distance(_plain_words(text), _plain_words(heard))
+            plain_total += len(_plain_words(text))
+        rows[(voice, snr)] = {"wer": errors / max(1, total),
+                              "plain_wer": plain_errors / max(1, plain_total)}
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--texts", choices=("commands", "sgd"), default="commands")
+    parser.add_argument("--count", type=int, default=150, help="texts per condition")
+    parser.add_argument("--hint-chars", type=int, default=None,
+                        help="hot words' length in characters (0: none; default: the node's)")
+    parser.add_argument("--keep-repeats", action="store_true",
+                        help="keep what Whisper says after the request (default: taken out)")
+    parser.add_argument("--verbose", action="store_true", help="print every transcript")
+    args = parser.parse_args()
+    if not espeak_available():
+        print("espeak-ng is needed (Debian: apt-get install espeak-ng)", file=sys.stderr)
+        return 1
+
+    from jarvis.model_files import ModelStoreError
+    from jarvis.node import JarvisCommandCenterClient, NodeSettings, open_node
+    from jarvis.node.voice import load_engines, recognition_hint
+    from jarvis.node.voice.engines import EngineSettings
+    from jarvis.node.voice.stt import WhisperSettings
+
+    try:
+        whisper = WhisperSettings(drop_repeats=not args.keep_repeats)
+        engines = load_engines(settings=EngineSettings(whisper=whisper))
+    except ModelStoreError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="jarvis-voice-words-") as tmp:
+        client = JarvisCommandCenterClient("http://127.0.0.1:9", retries=0)
+        with open_node(NodeSettings(data_dir=Path(tmp)), client=client) as node:
+            limit = {} if args.hint_chars is None else {"max_chars": args.hint_chars}
+            hint = recognition_hint(node.registry, **limit) or None
+            texts = (sgd_requests(args.count) if args.texts == "sgd"
+                     else [t for t, _ in commands_to_say(node.registry, args.count)])
+    rows = word_errors(engines, texts, hint, args.verbose)
+    print(f"speech-to-text alone: {len(texts)} {args.texts} texts x 2 voices x (clean, 10 dB "
+          f"SNR), {time.perf_counter() - started:.0f} s; hot words "
+          f"{len(hint or '')} characters, repeats {'kept' if args.keep_repeats else 'out'}")
+    print(f"{'condition':<16} {'WER':>6} {'counted as before':>18}")
+    for (voice, snr), row in rows.items():
+        label = f"{voice} {'clean' if snr is None else f'{snr} dB'}"
+        print(f"{label:<16} {row['wer']:>6.1%} {row['plain_wer']:>18.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
