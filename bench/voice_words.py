@@ -7,8 +7,8 @@
 No wake word, no voice loop and no real-time feed (bench/voice.py does all that): each
 text is synthesized by Piper and by espeak-ng, given 0.3 s of silence before and 0.6 s
 after, noise added at 10 dB SNR for the noisy conditions, and transcribed by the node's
-Whisper with the registered commands' hot words. Quick (a minute or two a condition on two
-cores), so a recognition setting can be compared on many lines.
+Whisper with the registered commands' hot words. Quick (about half a minute a condition
+for 150 texts on two cores), so a recognition setting can be compared on many lines.
 
 `--texts commands`: the spoken commands of bench/voice.py (the built-in commands' examples
 and bench/corpus lines). `--texts sgd`: first requests of the SGD train split (see
