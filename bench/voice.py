@@ -85,6 +85,26 @@ def _plain_words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", alpha2digit(text.lower().replace("-", " "), "en"))
 
 
+@dataclasses.dataclass
+class WordErrors:
+    """Word errors over many requests, counted both ways (`_words` and `_plain_words`)."""
+
+    errors: int = 0
+    total: int = 0
+    plain_errors: int = 0
+    plain_total: int = 0
+
+    def add(self, said: str, heard: str) -> None:
+        self.errors += Levenshtein.distance(_words(said), _words(heard))
+        self.total += len(_words(said))
+        self.plain_errors += Levenshtein.distance(_plain_words(said), _plain_words(heard))
+        self.plain_total += len(_plain_words(said))
+
+    def rates(self) -> dict[str, float]:
+        return {"wer": self.errors / max(1, self.total),
+                "plain_wer": self.plain_errors / max(1, self.plain_total)}
+
+
 def commands_to_say(registry, count: int, seed: int = 7) -> list[tuple[str, str]]:
     """(text, expected tool) pairs: the node's commands' examples and corpus lines, shuffled."""
     pairs = [(e.voice_command, c.command_name) for c in registry for e in c.examples]
@@ -166,7 +186,7 @@ def bench_commands(engines, node, texts, conditions, verbose=False, use_hint=Tru
     center_latencies: list[float] = []
     parts: dict[str, list[float]] = {"pause": [], "stt": [], "answer": []}
     for voice, snr in conditions:
-        errors = total = plain_errors = plain_total = woke = right = 0
+        counted, woke, right = WordErrors(), 0, 0
         for index, (text, expected) in enumerate(texts):
             said = piper_speech(engines.tts, text) if voice == "piper" else espeak_speech(text)
             audio = request(wakes[voice], said)
@@ -176,14 +196,10 @@ def bench_commands(engines, node, texts, conditions, verbose=False, use_hint=Tru
             loop = VoiceLoop(engines, RealTimeSource(audio), CollectingSink(), responder,
                              settings=settings, hint=hint)
             exchanges = loop.run(max_exchanges=1)
-            reference = _words(text)
             heard = exchanges[0].heard if exchanges else ""
             if verbose:
                 print(f"  {voice} {snr}: {text!r} -> {heard!r}", file=sys.stderr)
-            errors += Levenshtein.distance(reference, _words(heard))
-            total += len(reference)
-            plain_errors += Levenshtein.distance(_plain_words(text), _plain_words(heard))
-            plain_total += len(_plain_words(text))
+            counted.add(text, heard)
             if exchanges:
                 woke += exchanges[0].woke
                 ran = exchanges[0].reply.commands[0] if exchanges[0].reply.commands else None
@@ -197,8 +213,7 @@ def bench_commands(engines, node, texts, conditions, verbose=False, use_hint=Tru
                         parts["pause"].append(exchanges[0].recording.trailing_silence)
                         parts["stt"].append(t["stt_s"])
                         parts["answer"].append(timing - t["stt_s"] - parts["pause"][-1])
-        rows[(voice, snr)] = {"wer": errors / max(1, total), "right": right, "woke": woke,
-                              "plain_wer": plain_errors / max(1, plain_total)}
+        rows[(voice, snr)] = {**counted.rates(), "right": right, "woke": woke}
     typed_right = sum(typed[t] == e for t, e in texts)
     return {"rows": rows, "typed_right": typed_right, "latencies": latencies,
             "center_latencies": center_latencies, "parts": parts}

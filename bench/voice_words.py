@@ -31,10 +31,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))  # bench/ is not a package
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "node" / "voice"))
 
-from rapidfuzz.distance import Levenshtein
 from voice_speech import espeak_available, espeak_speech, piper_speech, with_noise
 
-from voice import _plain_words, _words, commands_to_say
+from voice import WordErrors, commands_to_say
 
 SGD = Path(os.environ.get("JARVIS_SGD_DATA", "/work/shared/data/sgd"))
 CONDITIONS = [("piper", None), ("piper", 10), ("espeak", None), ("espeak", 10)]
@@ -54,7 +53,7 @@ def word_errors(engines, texts: list[str], hint: str | None, verbose: bool) -> d
 
     rows = {}
     for voice, snr in CONDITIONS:
-        errors = total = plain_errors = plain_total = 0
+        counted = WordErrors()
         for index, text in enumerate(texts):
             said = piper_speech(engines.tts, text) if voice == "piper" else espeak_speech(text)
             audio = Audio.join([Audio.silence(0.3), said, Audio.silence(0.6)])
@@ -63,12 +62,8 @@ def word_errors(engines, texts: list[str], hint: str | None, verbose: bool) -> d
             heard = engines.stt.transcribe(audio, hint)
             if verbose:
                 print(f"  {voice} {snr}: {text!r} -> {heard!r}", file=sys.stderr)
-            errors += Levenshtein.distance(_words(text), _words(heard))
-            total += len(_words(text))
-            plain_errors += Levenshtein.distance(_plain_words(text), _plain_words(heard))
-            plain_total += len(_plain_words(text))
-        rows[(voice, snr)] = {"wer": errors / max(1, total),
-                              "plain_wer": plain_errors / max(1, plain_total)}
+            counted.add(text, heard)
+        rows[(voice, snr)] = counted.rates()
     return rows
 
 

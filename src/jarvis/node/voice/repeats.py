@@ -31,13 +31,13 @@ def without_repeats(text: str, hint: str | None = None) -> str:
     if len(sentences) < 2:
         return text.strip()
     prompted = {_plain(s) for s in _END.split(hint or "")} - {""}
-    kept = sentences[:1]
+    kept, earlier = sentences[:1], [_plain(sentences[0])]
     for sentence in sentences[1:]:
         plain = _plain(sentence)
-        earlier = [_plain(k) for k in kept]
         if plain in prompted or any(
             fuzz.ratio(plain, e) >= _SAME or e.startswith(plain) for e in earlier
         ):
             continue
         kept.append(sentence)
+        earlier.append(plain)
     return " ".join(kept)
