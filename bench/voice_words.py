@@ -3,6 +3,7 @@
     .venv/bin/python bench/voice_words.py                       # the voice bench's commands
     .venv/bin/python bench/voice_words.py --texts sgd            # requests nobody here wrote
     .venv/bin/python bench/voice_words.py --texts sgd --hint-chars 600 --keep-repeats
+    .venv/bin/python bench/voice_words.py --loop     # also as the voice loop cuts it out
 
 No wake word, no voice loop and no real-time feed (bench/voice.py does all that): each
 text is synthesized by Piper and by espeak-ng, given 0.3 s of silence before and 0.6 s
@@ -15,6 +16,12 @@ and bench/corpus lines). `--texts sgd`: first requests of the SGD train split (s
 /work/shared/data/sgd/README.md), whose words are mostly not in the hot words: what the
 hot words cost a request they do not cover. Printed: word error rate per condition, after
 Whisper's English normalizer, and counted as bench/voice.py did before it used it.
+
+`--loop`: each request is also said after "hey jarvis" (as bench/voice.py says it) and
+run through the `VoiceLoop` (not in real time); the audio the loop's recorder cut out is
+transcribed by the same Whisper, so the two columns differ only by the cut, on the very
+same synthesized speech (Piper's voice varies between syntheses). About 15 minutes for
+150 texts on two cores.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))  # bench/ is not a package
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "node" / "voice"))
 
-from voice_speech import espeak_available, espeak_speech, piper_speech, with_noise
+from voice_speech import espeak_available, espeak_speech, piper_speech, request, with_noise
 
 from voice import WordErrors, commands_to_say
 
@@ -47,13 +54,45 @@ def sgd_requests(count: int, seed: int = 11) -> list[str]:
     return [c["utterance"] for c in cases if len(c["utterance"]) < 110][:count]
 
 
-def word_errors(engines, texts: list[str], hint: str | None, verbose: bool) -> dict:
-    """(voice, snr) -> {"wer", "plain_wer"} over `texts`."""
+class _CutOnly:
+    """A speech-to-text engine that keeps what it is given and transcribes nothing."""
+
+    def __init__(self) -> None:
+        self.given = []
+
+    def transcribe(self, audio, hint=None) -> str:
+        self.given.append(audio)
+        return "-"
+
+
+def loop_cut(engines, said, wake, snr: float | None, seed: int):
+    """The audio the voice loop's recorder gives speech-to-text for "hey jarvis" + `said`."""
+    from dataclasses import replace
+
+    from jarvis.node.voice import ArraySource, CollectingSink, VoiceLoop
+    from jarvis.node.voice.loop import Reply
+
+    audio = request(wake, said)
+    if snr is not None:
+        audio = with_noise(audio, snr, seed=seed)
+    cut = _CutOnly()
+    engines.wake_word.reset()
+    loop = VoiceLoop(replace(engines, stt=cut), ArraySource(audio), CollectingSink(),
+                     lambda _text, _ask, _say: Reply("ok"))
+    loop.run(max_exchanges=1)
+    return cut.given[-1] if cut.given else None
+
+
+def word_errors(engines, texts: list[str], hint: str | None, verbose: bool,
+                through_loop: bool = False) -> dict:
+    """(voice, snr) -> {"wer", "plain_wer"[, "loop_wer"]} over `texts`."""
     from jarvis.node.voice import Audio
 
     rows = {}
+    wakes = {"piper": piper_speech(engines.tts, "Hey Jarvis!"),
+             "espeak": espeak_speech("Hey Jarvis!")}
     for voice, snr in CONDITIONS:
-        counted = WordErrors()
+        counted, looped = WordErrors(), WordErrors()
         for index, text in enumerate(texts):
             said = piper_speech(engines.tts, text) if voice == "piper" else espeak_speech(text)
             audio = Audio.join([Audio.silence(0.3), said, Audio.silence(0.6)])
@@ -63,7 +102,15 @@ def word_errors(engines, texts: list[str], hint: str | None, verbose: bool) -> d
             if verbose:
                 print(f"  {voice} {snr}: {text!r} -> {heard!r}", file=sys.stderr)
             counted.add(text, heard)
+            if through_loop:
+                cut = loop_cut(engines, said, wakes[voice], snr, index)
+                cut_heard = engines.stt.transcribe(cut, hint) if cut is not None else ""
+                if verbose:
+                    print(f"    through the loop -> {cut_heard!r}", file=sys.stderr)
+                looped.add(text, cut_heard)
         rows[(voice, snr)] = counted.rates()
+        if through_loop:
+            rows[(voice, snr)]["loop_wer"] = looped.rates()["wer"]
     return rows
 
 
@@ -75,6 +122,8 @@ def main() -> int:
                         help="hot words' length in characters (0: none; default: the node's)")
     parser.add_argument("--keep-repeats", action="store_true",
                         help="keep what Whisper says after the request (default: taken out)")
+    parser.add_argument("--loop", action="store_true",
+                        help="also transcribe the same speech as the voice loop cuts it out")
     parser.add_argument("--verbose", action="store_true", help="print every transcript")
     args = parser.parse_args()
     if not espeak_available():
@@ -101,14 +150,16 @@ def main() -> int:
             hint = recognition_hint(node.registry, **limit) or None
             texts = (sgd_requests(args.count) if args.texts == "sgd"
                      else [t for t, _ in commands_to_say(node.registry, args.count)])
-    rows = word_errors(engines, texts, hint, args.verbose)
+    rows = word_errors(engines, texts, hint, args.verbose, args.loop)
     print(f"speech-to-text alone: {len(texts)} {args.texts} texts x 2 voices x (clean, 10 dB "
           f"SNR), {time.perf_counter() - started:.0f} s; hot words "
           f"{len(hint or '')} characters, repeats {'kept' if args.keep_repeats else 'out'}")
-    print(f"{'condition':<16} {'WER':>6} {'counted as before':>18}")
+    loop_head = f" {'through the loop':>17}" if args.loop else ""
+    print(f"{'condition':<16} {'WER':>6} {'counted as before':>18}{loop_head}")
     for (voice, snr), row in rows.items():
         label = f"{voice} {'clean' if snr is None else f'{snr} dB'}"
-        print(f"{label:<16} {row['wer']:>6.1%} {row['plain_wer']:>18.1%}")
+        looped = f" {row['loop_wer']:>17.1%}" if args.loop else ""
+        print(f"{label:<16} {row['wer']:>6.1%} {row['plain_wer']:>18.1%}{looped}")
     return 0
 
 
