@@ -30,9 +30,9 @@ _TOKENS_PER_SECOND = 6  # generous: speech is about 3 words, 4 tokens a second
 @dataclass(frozen=True)
 class WhisperSettings:
     language: str = "en"
-    # A beam of five: fewer word errors in every condition of the voice bench (most in
-    # noise), for about 0.2 s more a request on two cores (docs/voice.md, "Measured").
-    beam_size: int = 5
+    # A beam of three: fewer word errors in every condition of the voice bench (most in
+    # noise), for about 0.1 s more a request on two cores (docs/voice.md, "Measured").
+    beam_size: int = 3
     threads: int = 0  # 0: one per core (CTranslate2's own default of 4 oversubscribes 2 cores)
     compute_type: str = "int8"
     short_window: bool = True  # encode short requests in a window of their own length
