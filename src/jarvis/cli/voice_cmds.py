@@ -42,16 +42,19 @@ DeviceOption = Annotated[
 
 
 def _engines(
-    sensitivity: float, stt_uri: str | None, tts_uri: str | None, wake_uri: str | None
+    sensitivity: float, stt_uri: str | None, tts_uri: str | None, wake_uri: str | None,
+    beam: int | None = None,
 ) -> VoiceEngines:
     from jarvis.node.voice import load_engines
     from jarvis.node.voice.engines import EngineSettings
+    from jarvis.node.voice.stt import WhisperSettings
     from jarvis.node.voice.wake_word import WakeWordSettings
     from jarvis.node.voice.wyoming import WyomingError
 
     try:
         settings = EngineSettings.from_env(
             wake_word=WakeWordSettings(sensitivity=sensitivity),
+            whisper=WhisperSettings(beam_size=beam) if beam is not None else None,
             stt_uri=stt_uri, tts_uri=tts_uri, wake_uri=wake_uri,
         )
         return load_engines(settings=settings)
@@ -91,6 +94,10 @@ def listen(
         float, typer.Option(help="Wake word sensitivity, 0..1 (higher hears it more readily).")
     ] = DEFAULT_SENSITIVITY,
     max_seconds: Annotated[float, typer.Option(help="Longest request, in seconds.")] = 15.0,
+    beam: Annotated[
+        int | None,
+        typer.Option(help="Whisper's beam size (default 3; 1 is greedy, faster on a slow CPU)."),
+    ] = None,
     stt_uri: SttUriOption = None,
     tts_uri: TtsUriOption = None,
     wake_uri: WakeUriOption = None,
@@ -111,13 +118,13 @@ def listen(
     recorder = RecorderSettings(max_seconds=max_seconds)
     if wav is not None:
         audio = _read_request(wav)  # a bad file is refused before the models load
-        engines = _engines(sensitivity, stt_uri, tts_uri, wake_uri)
+        engines = _engines(sensitivity, stt_uri, tts_uri, wake_uri, beam)
         _listen_file(wav, audio, out, engines, recorder, center)
         return
     # Devices first: a missing microphone is reported before seconds of model loading.
     source, sink = _open_devices(input_device, output_device)
     try:
-        engines = _engines(sensitivity, stt_uri, tts_uri, wake_uri)
+        engines = _engines(sensitivity, stt_uri, tts_uri, wake_uri, beam)
     except typer.Exit:
         source.close()
         sink.close()

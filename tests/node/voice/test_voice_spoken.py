@@ -150,6 +150,29 @@ def test_jarvis_listen_refuses_a_file_that_is_not_audio(data_dir: Path, tmp_path
     assert result.exit_code == 1 and "not a PCM WAV file" in result.output
 
 
+def test_jarvis_listen_decodes_greedily_when_asked(
+    speaker, wake_phrases, voice_data_dir: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    (data_dir / "models").symlink_to(voice_data_dir / "models")
+    wav = tmp_path / "request.wav"
+    said = piper_speech(speaker, "What is six times seven?")
+    write_wav(wav, request(wake_phrases["piper"], said))
+
+    result = CliRunner().invoke(app, ["listen", "--wav", str(wav), "--beam", "1"])
+
+    assert result.exit_code == 0, result.output
+    assert "42" in result.output
+
+
+def test_a_beam_below_one_is_a_clear_error(
+    voice_data_dir: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    (data_dir / "models").symlink_to(voice_data_dir / "models")
+    wav = write_wav(tmp_path / "request.wav", Audio.silence(1.0))
+    result = CliRunner().invoke(app, ["listen", "--wav", str(wav), "--beam", "0"])
+    assert result.exit_code == 1 and "beam size must be 1 or more" in result.output
+
+
 def test_jarvis_say_writes_speech(voice_data_dir: Path, data_dir: Path, tmp_path: Path) -> None:
     (data_dir / "models").symlink_to(voice_data_dir / "models")
     out = tmp_path / "hello.wav"

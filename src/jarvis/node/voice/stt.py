@@ -44,6 +44,10 @@ class WhisperSettings:
     no_repeat_ngram: int = 3  # a short window tempts Whisper to say the request again
     drop_repeats: bool = True  # take out what it says after the request (repeats.py)
 
+    def __post_init__(self) -> None:
+        if self.beam_size < 1:
+            raise ValueError(f"the beam size must be 1 or more (1: greedy), not {self.beam_size}")
+
 
 class WhisperSpeechToText:
     """A `SpeechToText` engine; loading it fails with the prepare command when the model is
