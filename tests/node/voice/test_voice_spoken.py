@@ -150,7 +150,7 @@ def test_jarvis_listen_refuses_a_file_that_is_not_audio(data_dir: Path, tmp_path
     assert result.exit_code == 1 and "not a PCM WAV file" in result.output
 
 
-def test_jarvis_listen_decodes_greedily_when_asked(
+def test_jarvis_listen_answers_with_the_beam_it_is_given(
     speaker, wake_phrases, voice_data_dir: Path, data_dir: Path, tmp_path: Path
 ) -> None:
     (data_dir / "models").symlink_to(voice_data_dir / "models")

@@ -31,7 +31,7 @@ _TOKENS_PER_SECOND = 6  # generous: speech is about 3 words, 4 tokens a second
 class WhisperSettings:
     language: str = "en"
     # A beam of three: fewer word errors in every condition of the voice bench (most in
-    # noise), for about 0.1 s more a request on two cores (docs/voice.md, "Measured").
+    # noise), for 0.1-0.2 s more a request on two cores (docs/voice.md, "Measured").
     beam_size: int = 3
     threads: int = 0  # 0: one per core (CTranslate2's own default of 4 oversubscribes 2 cores)
     compute_type: str = "int8"
