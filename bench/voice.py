@@ -95,10 +95,11 @@ class WordErrors:
     plain_total: int = 0
 
     def add(self, said: str, heard: str) -> None:
-        self.errors += Levenshtein.distance(_words(said), _words(heard))
-        self.total += len(_words(said))
-        self.plain_errors += Levenshtein.distance(_plain_words(said), _plain_words(heard))
-        self.plain_total += len(_plain_words(said))
+        reference, plain = _words(said), _plain_words(said)
+        self.errors += Levenshtein.distance(reference, _words(heard))
+        self.total += len(reference)
+        self.plain_errors += Levenshtein.distance(plain, _plain_words(heard))
+        self.plain_total += len(plain)
 
     def rates(self) -> dict[str, float]:
         return {"wer": self.errors / max(1, self.total),

@@ -89,8 +89,8 @@ def word_errors(engines, texts: list[str], hint: str | None, verbose: bool,
     from jarvis.node.voice import Audio
 
     rows = {}
-    wakes = {"piper": piper_speech(engines.tts, "Hey Jarvis!"),
-             "espeak": espeak_speech("Hey Jarvis!")}
+    wakes = ({"piper": piper_speech(engines.tts, "Hey Jarvis!"),
+              "espeak": espeak_speech("Hey Jarvis!")} if through_loop else {})
     for voice, snr in CONDITIONS:
         counted, looped = WordErrors(), WordErrors()
         for index, text in enumerate(texts):
