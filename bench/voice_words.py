@@ -4,6 +4,7 @@
     .venv/bin/python bench/voice_words.py --texts sgd            # requests nobody here wrote
     .venv/bin/python bench/voice_words.py --texts sgd --hint-chars 600 --keep-repeats
     .venv/bin/python bench/voice_words.py --loop     # also as the voice loop cuts it out
+    .venv/bin/python bench/voice_words.py --speech /tmp/speech  # keep the speech, reuse it
 
 No wake word, no voice loop and no real-time feed (bench/voice.py does all that): each
 text is synthesized by Piper and by espeak-ng, given 0.3 s of silence before and 0.6 s
@@ -22,6 +23,10 @@ run through the `VoiceLoop` (not in real time); the audio the loop's recorder cu
 transcribed by the same Whisper, so the two columns differ only by the cut, on the very
 same synthesized speech (Piper's voice varies between syntheses). About 15 minutes for
 150 texts on two cores.
+
+`--speech DIR`: the synthesized speech is kept in DIR (WAV files), and a later run with the
+same texts reads it back instead of synthesizing again: two recognition settings are then
+compared on the very same audio (noise is the same too, it is seeded by the line).
 """
 
 from __future__ import annotations
@@ -65,6 +70,39 @@ class _CutOnly:
         return "-"
 
 
+class SpeechCache:
+    """Each voice's rendering of each text, read from `folder` when it was kept there."""
+
+    def __init__(self, engines, texts: list[str], folder: Path | None) -> None:
+        self.engines, self.texts, self.folder = engines, texts, folder
+        self.reuse = folder is not None and _kept_texts(folder) == texts
+        if folder is not None and not self.reuse:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "texts.json").write_text(json.dumps(texts, indent=0), encoding="utf-8")
+
+    def said(self, voice: str, index: int):
+        return self._speak(voice, self.texts[index], f"{index:03d}")
+
+    def wake(self, voice: str):
+        return self._speak(voice, "Hey Jarvis!", "wake")
+
+    def _speak(self, voice: str, text: str, name: str):
+        from jarvis.node.voice.audio import read_wav, write_wav
+
+        path = self.folder / f"{voice}-{name}.wav" if self.folder else None
+        if self.reuse and path.exists():
+            return read_wav(path)
+        audio = piper_speech(self.engines.tts, text) if voice == "piper" else espeak_speech(text)
+        if path is not None:
+            write_wav(path, audio)
+        return audio
+
+
+def _kept_texts(folder: Path) -> list[str] | None:
+    path = folder / "texts.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
 def loop_cut(engines, said, wake, snr: float | None, seed: int):
     """The audio the voice loop's recorder gives speech-to-text for "hey jarvis" + `said`."""
     from dataclasses import replace
@@ -83,18 +121,17 @@ def loop_cut(engines, said, wake, snr: float | None, seed: int):
     return cut.given[-1] if cut.given else None
 
 
-def word_errors(engines, texts: list[str], hint: str | None, verbose: bool,
+def word_errors(engines, speech: SpeechCache, hint: str | None, verbose: bool,
                 through_loop: bool = False) -> dict:
-    """(voice, snr) -> {"wer", "plain_wer"[, "loop_wer"]} over `texts`."""
+    """(voice, snr) -> {"wer", "plain_wer"[, "loop_wer"]} over the speech's texts."""
     from jarvis.node.voice import Audio
 
     rows = {}
-    wakes = ({"piper": piper_speech(engines.tts, "Hey Jarvis!"),
-              "espeak": espeak_speech("Hey Jarvis!")} if through_loop else {})
+    wakes = {voice: speech.wake(voice) for voice in ("piper", "espeak")} if through_loop else {}
     for voice, snr in CONDITIONS:
         counted, looped = WordErrors(), WordErrors()
-        for index, text in enumerate(texts):
-            said = piper_speech(engines.tts, text) if voice == "piper" else espeak_speech(text)
+        for index, text in enumerate(speech.texts):
+            said = speech.said(voice, index)
             audio = Audio.join([Audio.silence(0.3), said, Audio.silence(0.6)])
             if snr is not None:
                 audio = with_noise(audio, snr, seed=index)
@@ -124,6 +161,8 @@ def main() -> int:
                         help="keep what Whisper says after the request (default: taken out)")
     parser.add_argument("--loop", action="store_true",
                         help="also transcribe the same speech as the voice loop cuts it out")
+    parser.add_argument("--speech", type=Path, default=None, metavar="DIR",
+                        help="keep the synthesized speech in DIR; reuse it when DIR holds it")
     parser.add_argument("--verbose", action="store_true", help="print every transcript")
     args = parser.parse_args()
     if not espeak_available():
@@ -150,9 +189,11 @@ def main() -> int:
             hint = recognition_hint(node.registry, **limit) or None
             texts = (sgd_requests(args.count) if args.texts == "sgd"
                      else [t for t, _ in commands_to_say(node.registry, args.count)])
-    rows = word_errors(engines, texts, hint, args.verbose, args.loop)
+    speech = SpeechCache(engines, texts, args.speech)
+    rows = word_errors(engines, speech, hint, args.verbose, args.loop)
     print(f"speech-to-text alone: {len(texts)} {args.texts} texts x 2 voices x (clean, 10 dB "
-          f"SNR), {time.perf_counter() - started:.0f} s; hot words "
+          f"SNR), {time.perf_counter() - started:.0f} s; speech "
+          f"{'read back' if speech.reuse else 'synthesized'}; hot words "
           f"{len(hint or '')} characters, repeats {'kept' if args.keep_repeats else 'out'}")
     loop_head = f" {'through the loop':>17}" if args.loop else ""
     print(f"{'condition':<16} {'WER':>6} {'counted as before':>18}{loop_head}")
