@@ -176,6 +176,30 @@ def test_a_look_alike_tool_the_request_never_named_is_not_called(make_center: An
     assert called["tool_calls"][0]["function"]["name"] == "find_bus"
 
 
+def test_the_models_own_choice_is_no_value_the_user_said(make_center: Any) -> None:
+    # Scripted: the model sends a film request to a media command and picks its action; the
+    # command's enum_synonyms make the action the model's reading, not a value said.
+    media = {"command_name": "media", "description": "Control the speakers.", "parameters": [
+        {"name": "action", "type": "string", "required": True, "enum_values": ["play", "pause"],
+         "enum_synonyms": {"play": ["put on"], "pause": ["hold"]}},
+        {"name": "query", "type": "string", "description": "What to play"}]}
+    backend = ScriptedBackend([tool_call("media", action="play", query="Anthony Maras films"),
+                               tool_call("media", action="play", query="Anthony Maras films")])
+    center = make_center(backend)
+    cid = conversation_id()
+    center.start(cid, commands=[media])
+    reply = center.command(cid, "Find me Anthony Maras films")
+    assert reply["stop_reason"] == "complete"
+    assert reply["assistant_message"] == "Sorry, I can't help with that."
+    assert reply["tool_calls"] is None
+    # Said, the choice is part of a request of the command's shape.
+    other = conversation_id()
+    center.start(other, commands=[media])
+    called = center.command(other, "Put on Anthony Maras films")
+    assert called["stop_reason"] == "tool_calls"
+    assert _args(called) == {"action": "play", "query": "Anthony Maras films"}
+
+
 def test_nothing_is_asked_about_a_tool_the_request_never_named(make_center: Any) -> None:
     # The model picks the only look-alike tool for a request no command serves.
     backend = ScriptedBackend([tool_call("find_bus"), tool_call("find_bus")])

@@ -7,7 +7,7 @@ from typing import Any
 
 from center_helpers import function_tool
 
-from jarvis.center.evocation import declaration_words, distinct_values, evokes
+from jarvis.center.evocation import declaration_words, distinct_values, evokes, values_heard
 from jarvis.center.toolspec import ToolSpec, build_catalog
 
 FIND_BUS = function_tool(
@@ -84,3 +84,19 @@ def test_values_that_name_one_day_are_one_thing_said() -> None:
     assert distinct_values(two_days, zone, now) == 3
     assert distinct_values({"title": "dentist", "when": "tomorrow at 3"}, zone, now) == 2
     assert distinct_values(["not", "an", "object"]) == 0
+
+
+def test_a_choice_or_a_yes_no_counts_as_said_only_where_its_words_were() -> None:
+    spec = _spec(function_tool(
+        "media",
+        {"action": {"type": "string", "enum": ["play", "pause"]},
+         "query": {"type": "string"}, "shuffle": {"type": "boolean"}},
+        ["action"], "Play music",
+    ))
+    call = {"action": "play", "query": "ones Anthony Maras directs", "shuffle": True}
+    # The model's own choices for a request about films: only the copied words remain.
+    assert values_heard(call, spec, "Find me a movie. I like the ones Anthony Maras directs") \
+        == {"query": "ones Anthony Maras directs"}
+    assert values_heard(call, spec, "play the ones Anthony Maras directs") \
+        == {"action": "play", "query": "ones Anthony Maras directs"}
+    assert values_heard(["not", "an", "object"], spec, "play") == {}

@@ -39,7 +39,7 @@ from jarvis.center.claims import (
     states_tool_facts,
     unsaid_specifics,
 )
-from jarvis.center.evocation import EVOKED_BY_MEANING, distinct_values, evokes
+from jarvis.center.evocation import EVOKED_BY_MEANING, distinct_values, evokes, values_heard
 from jarvis.center.grounding import (
     ISO_DAY,
     free_text,
@@ -1129,9 +1129,9 @@ class Engine:
         """The calls of tools the user named; a call of a tool nothing said names is a
         look-alike the model reached for, no request of the user's. Values left in a call
         were said (see `_first_unsaid`)."""
-        zone = _zone(turn)
-        named = [c for c in calls if self._named(turn, c.name, distinct_values(
-            json.loads(c.arguments or "{}"), zone, turn.now))]
+        zone, said = _zone(turn), _user_words(turn)
+        named = [c for c in calls if self._named(turn, c.name, distinct_values(values_heard(
+            json.loads(c.arguments or "{}"), turn.catalog.tools[c.name], said), zone, turn.now))]
         if len(named) < len(calls):
             turn.trace["unevoked_calls"] = [c.name for c in calls if c not in named]
         return named

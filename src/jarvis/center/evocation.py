@@ -6,7 +6,9 @@ Before asking the user for a value of a tool, or calling it, something the user 
 name it: a word of the tool's own declaration (its name, description, parameter names and
 descriptions, enum values, keywords, synonyms) other than a verb every kind of request
 uses ("book", "search", "buy": "book a house" names no `book_appointment`), or words near
-it in meaning; a call may also show it by holding several values the user said.
+it in meaning; a call may also show it by holding several values the user said (a choice
+among a parameter's options, or a yes/no, counts only where its words were said: a
+model picks `action="play"` for any request it sends to a music tool).
 Otherwise the request is answered as one the center cannot help with. Every command
 author reaches this through the declaration; a tool whose declaration has no telling word
 is always taken as named.
@@ -23,7 +25,7 @@ from jarvis.center.keywords import REQUEST_VERBS, keyword_heard, telling_words, 
 from jarvis.center.toolspec import ToolSpec
 
 __all__ = ["EVIDENT_VALUES", "EVOKED_BY_MEANING", "declaration_words", "distinct_values",
-           "evokes"]
+           "evokes", "values_heard"]
 
 # Relatedness (cosine of sentence vectors) at which the request means the tool without
 # sharing a word with its declaration; fitted on SGD train.
@@ -59,6 +61,25 @@ def evokes(user_words: str, spec: ToolSpec, related: float | None = None,
         return True
     heard = words(user_words)
     return any(keyword_heard(heard, word) for word in wanted)
+
+
+def values_heard(arguments: Any, spec: ToolSpec, user_words: str) -> dict[str, Any]:
+    """The values of a call that may come from `user_words`: all but a choice among a
+    parameter's options, or a yes/no, that nothing said (the option or a synonym of it)."""
+    if not isinstance(arguments, dict):
+        return {}
+    heard = words(user_words)
+    kept: dict[str, Any] = {}
+    for name, value in arguments.items():
+        param = spec.params.get(name)
+        if param is not None and param.type is not None and param.type.kind == "bool":
+            continue
+        if param is not None and param.enum:
+            said_as = [str(value), *param.synonyms.get(str(value), ())]
+            if not any(keyword_heard(heard, option) for option in said_as):
+                continue
+        kept[name] = value
+    return kept
 
 
 def distinct_values(arguments: Any, timezone: str = "UTC", now: datetime | None = None) -> int:
