@@ -302,7 +302,7 @@ _ACTION_ALIASES = {
 }
 # What people say for each action; the center favours the action whose words were said.
 _SAID_ACTIONS = {
-    "play": ["play", "put on", "listen to", "hear"],
+    "play": ["put on", "stick on", "throw on", "listen to", "hear"],
     "skip": ["skip", "next", "skip ahead", "forward"],
     "previous": ["previous", "go back", "last song", "last track", "back a song", "rewind"],
     "resume": ["resume", "unpause", "continue", "keep playing", "carry on"],
