@@ -9,8 +9,6 @@ the `Decoder`, which spends model evaluations only where the output is open.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import hashlib
 import json
 import os
 import re
@@ -39,7 +37,6 @@ from jarvis.center.llm.base import (
     LLMPromptTooLongError,
     LLMReply,
     LLMRequest,
-    LLMTimeoutError,
     LLMToolCall,
     LLMUnavailableError,
     TextSink,
@@ -70,7 +67,7 @@ from jarvis.center.llm.embedded.prompt import (
     slim_tools,
     with_tool_signatures,
 )
-from jarvis.center.llm.embedded.prompt_state_cache import PromptStateCache, open_cache
+from jarvis.center.llm.embedded.prompt_state_cache import open_cache
 from jarvis.center.llm.model_store import ModelStoreError, resolve_model_path
 
 try:  # optional dependency: the `embedded` extra
@@ -79,18 +76,15 @@ except ImportError:  # pragma: no cover - exercised only without the extra
     llama_cpp = None  # type: ignore[assignment]
 
 if llama_cpp is not None:
+    from jarvis.center.llm.embedded.context import PromptContext
     from jarvis.center.llm.embedded.decoder import (
         Decoder,
         GrammarSampler,
-        eval_batch,
         read_last_logits,
     )
 
 
 _T = TypeVar("_T")
-# Longest last batch whose hidden states the answer probe reads: each of its positions costs
-# a 600 KB logits row. Beyond it the model's own signals decide, as without a probe.
-_STATES_MAX_BATCH = 64
 # Context kept free for the reply when choosing how to write the tools: a call with several
 # values needs ~100 tokens, and a prompt that fills the context leaves the model mid-call.
 _REPLY_ROOM = 256
@@ -255,14 +249,6 @@ def _first_utterance(request: LLMRequest) -> bool:
 
 
 @dataclass
-class _Prefix:
-    """A saved KV state of sequence 0 after `tokens` (the system turn with the tools)."""
-
-    tokens: npt.NDArray[np.intc]
-    state: bytes
-
-
-@dataclass
 class _Turn:
     """A request as `_complete` prepared it: the prompt read, its grammar, the probe's say."""
 
@@ -270,7 +256,7 @@ class _Turn:
     full: npt.NDArray[np.intc]
     prefix: npt.NDArray[np.intc]
     deadline: float
-    info: dict[str, Any]  # as `_restore` left it
+    info: dict[str, Any]  # as `PromptContext.restore` left it
     use_tools: bool
     pseudo: bool  # the `say` pseudo tool is offered
     choice_tools: list[dict[str, Any]]
@@ -326,8 +312,7 @@ class EmbeddedBackend:
         self._llm: Any = None
         self._vocab: Any = None
         self._prompt: ChatPrompt | None = None
-        self._prefixes: OrderedDict[bytes, _Prefix] = OrderedDict()
-        self._prompt_states: PromptStateCache | None = None  # opened at load
+        self._context: PromptContext | None = None  # made at load
         self._grammars: OrderedDict[str, GrammarSampler] = OrderedDict()
         self._pieces: dict[int, bytes] = {}
         self._special: dict[str, int] = {}
@@ -415,9 +400,10 @@ class EmbeddedBackend:
         # What a saved state depends on besides its tokens (n_threads does not change it;
         # repacked weights compute slightly different numbers).
         options = self.options
-        self._prompt_states = open_cache(options.prompt_cache_dir, path, {
+        disk = open_cache(options.prompt_cache_dir, path, {
             "n_ctx": options.n_ctx, "n_batch": options.n_batch, "flash_attn": options.flash_attn,
             "weight_repacking": repack, "llama_cpp": llama_cpp.__version__})
+        self._context = PromptContext(llm, options, disk, self._special["<|im_start|>"])
 
     def _load_probe(self, path: Path, n_embd: int) -> AnswerProbe | None:
         source = self.options.answer_probe
@@ -469,7 +455,9 @@ class EmbeddedBackend:
         for grammar in self._grammars.values():
             grammar.close()
         self._grammars.clear()
-        self._prefixes.clear()
+        if self._context is not None:
+            self._context.clear()
+            self._context = None
         self._openings.clear()
         if self._llm is not None:
             self._llm.close()
@@ -516,14 +504,14 @@ class EmbeddedBackend:
             )
         if tools:
             self._grammar_for(tools)
-        if self._has_prefix(tokens) and self._common(self._live_tokens(), tokens) == len(
-                tokens):
+        assert self._context is not None
+        if self._context.holds(tokens):
             # Already read and saved: leave the context as it is, so the next request
             # also reuses what follows (`<|im_start|>user`) and waits for no evaluation.
             info = {"reused_tokens": len(tokens), "evaluated_tokens": 0,
                     "prefix_cache": "live"}
         else:
-            info = self._restore(tokens, tokens, deadline=None)
+            info = self._context.restore(tokens, tokens, deadline=None)
         info["total_ms"] = round((time.perf_counter() - started) * 1000, 1)
         return info
 
@@ -600,8 +588,9 @@ class EmbeddedBackend:
         # on a conversation's first utterance, so a follow-up is left to the model.
         want_states = bool(opening) and pseudo and _first_utterance(request) and (
             self._probe is not None or self.state_listener is not None)
-        info = self._restore(full, prefix, deadline=deadline, after=opening,
-                             states=want_states)
+        assert self._context is not None
+        info = self._context.restore(full, prefix, deadline=deadline, after=opening,
+                                     states=want_states)
         states = info.pop("states", None)
         if states is not None and self.state_listener is not None:
             self.state_listener(states)
@@ -750,7 +739,8 @@ class EmbeddedBackend:
         """Back to the end of the prompt (one token re-read) for another try: a fresh
         decoder, and the passes the given-up one spent."""
         spent = decoder.stats.evals
-        self._restore(full, prefix, deadline=deadline)
+        assert self._context is not None
+        self._context.restore(full, prefix, deadline=deadline)
         return self._decoder(request, full, prefix, deadline), spent
 
     def _answer(self, request: LLMRequest, decoder: Any, first: int | None) -> tuple[str, str]:
@@ -793,7 +783,7 @@ class EmbeddedBackend:
         opening: list[int] | None = None,
         info: dict[str, Any] | None = None,
     ) -> Any:
-        """A decoder at the end of the prompt; `opening`/`info` as `_restore` left them."""
+        """A decoder at the end of the prompt; `opening` and `info` as the context left them."""
         utterance, said = _user_turns(request), _said_text(request)
         # Values are judged against what was said only where unsaid ones are dropped.
         grounded = utterance if self.options.drop_unsaid else None
@@ -1130,206 +1120,3 @@ class EmbeddedBackend:
 
     def _grammar_for(self, tools: list[dict[str, Any]]) -> GrammarSampler:
         return self._grammar_text(tool_call_grammar(tools))
-
-    # --- prompt prefix reuse ----------------------------------------------------------------
-    @staticmethod
-    def _key(tokens: npt.NDArray[np.intc]) -> bytes:
-        return hashlib.sha256(tokens.tobytes()).digest()
-
-    def _has_prefix(self, tokens: npt.NDArray[np.intc]) -> bool:
-        return self._key(tokens) in self._prefixes
-
-    def _live_tokens(self) -> npt.NDArray[np.intc]:
-        return np.asarray(self._llm.input_ids[: self._llm.n_tokens], dtype=np.intc)
-
-    @staticmethod
-    def _common(a: npt.NDArray[np.intc], b: npt.NDArray[np.intc]) -> int:
-        n = min(len(a), len(b))
-        if n == 0:
-            return 0
-        diff = np.nonzero(a[:n] != b[:n])[0]
-        return int(diff[0]) if len(diff) else n
-
-    def _restore(
-        self,
-        full: npt.NDArray[np.intc],
-        prefix: npt.NDArray[np.intc],
-        *,
-        deadline: float | None,
-        after: list[int] | None = None,
-        states: bool = False,
-    ) -> dict[str, Any]:
-        """Bring the context to `full` reusing what is cached; leaves logits of the last token.
-
-        Reuse order: the live context (same conversation, same tools), else the longest
-        saved prefix state, else evaluate `prefix` and save it for next time.
-        `after`: tokens evaluated right after `full` in the same batch (the likely start of
-        the reply); the logits after `full` and after them are returned in the info as
-        `prompt_logits` and `after_logits`. `states`: also read the hidden states the
-        answer probe needs from that batch (`info["states"]`, see `_read_states`).
-        """
-        info, reused_now = self._reuse_cached(full, prefix, deadline)
-        if not after:
-            if reused_now < len(full):
-                self._eval(full[reused_now:], deadline)
-            return info
-        info.update(self._eval_with_after(full, reused_now, after, deadline, states))
-        return info
-
-    def _reuse_cached(
-        self, full: npt.NDArray[np.intc], prefix: npt.NDArray[np.intc], deadline: float | None
-    ) -> tuple[dict[str, Any], int]:
-        """Bring the longest cached start of `full` into the context (reading and saving
-        `prefix` when new); the reuse info and how many tokens of `full` the context holds."""
-        # A prefix neither live nor in memory may have been read by an earlier process.
-        from_disk = self._prefix_from_disk(prefix, self._common(self._live_tokens(), full))
-        live = self._common(self._live_tokens(), full)
-        best = self._longest_saved(full, live)
-        source = "disk" if from_disk else "live" if live > 0 else "none"
-        if best is not None:
-            self._load_prefix(best)
-            reused = len(best.tokens)
-            source = "lru"
-        else:
-            reused = live
-            self._llm.n_tokens = live
-        # Always evaluate at least one token: the reply starts from its logits.
-        reused = min(reused, len(full) - 1)
-        self._llm.n_tokens = min(self._llm.n_tokens, reused)
-        evaluated = len(full) - reused
-        if len(prefix) > reused and not self._has_prefix(prefix):
-            self._eval(full[reused : len(prefix)], deadline)
-            self._save_prefix(prefix)
-            reused_now = len(prefix)
-            source = "miss"
-        else:
-            reused_now = reused
-        info: dict[str, Any] = {"reused_tokens": reused, "evaluated_tokens": evaluated,
-                                "prefix_cache": source}
-        return info, reused_now
-
-    def _longest_saved(self, full: npt.NDArray[np.intc], live: int) -> _Prefix | None:
-        """The longest saved prefix of `full` longer than the `live` tokens, if any."""
-        best: _Prefix | None = None
-        for saved in self._prefixes.values():
-            n = len(saved.tokens)
-            longer = n > live and n <= len(full) and (best is None or n > len(best.tokens))
-            if longer and np.array_equal(full[:n], saved.tokens):
-                best = saved
-        return best
-
-    def _eval_with_after(
-        self, full: npt.NDArray[np.intc], start: int, after: list[int],
-        deadline: float | None, states: bool,
-    ) -> dict[str, Any]:
-        """Evaluate `full[start:]` then `after`; the logits (and states) `_restore` returns."""
-        # The rest of the prompt and `after` in one batch, keeping the logits of both ends.
-        rest = full[start:]
-        head = max(0, len(rest) + len(after) - self.options.n_batch)
-        if head:
-            self._eval(rest[:head], deadline)
-        tail = [*rest[head:].tolist(), *after]
-        if deadline is not None and time.monotonic() > deadline:
-            raise LLMTimeoutError("the embedded model timed out reading the prompt")
-        found: dict[str, Any] = {}
-        if not states or len(tail) > _STATES_MAX_BATCH:
-            found["prompt_logits"], found["after_logits"] = eval_batch(
-                self._llm, tail, [len(rest) - head - 1, len(tail) - 1])
-            return found
-        # llama.cpp then outputs every position of the batch: ~50 ms more on 2 cores, and
-        # a logits row (600 KB) per position, hence the bound.
-        llama_cpp.llama_set_embeddings(self._llm.ctx, True)
-        try:
-            found["prompt_logits"], found["after_logits"] = eval_batch(
-                self._llm, tail, [len(rest) - head - 1, len(tail) - 1], output_all=True)
-            found["states"] = self._read_states(full, start + head, len(tail))
-        finally:
-            llama_cpp.llama_set_embeddings(self._llm.ctx, False)
-        return found
-
-    def _read_states(
-        self, full: npt.NDArray[np.intc], batch_start: int, batch_len: int
-    ) -> dict[str, npt.NDArray[np.float32]]:
-        """The answer probe's features from the last batch (see `answer_probe.py`).
-
-        `full` ends with the user's turn and the assistant's header, and the batch, which
-        began at `full[batch_start]`, ends with the call opening.
-        """
-        ctx, n_embd = self._llm.ctx, self._llm.n_embd()
-
-        def state(index: int) -> npt.NDArray[np.float32] | None:
-            if not 0 <= index < batch_len:
-                return None
-            ptr = llama_cpp.llama_get_embeddings_ith(ctx, index)
-            return np.ctypeslib.as_array(ptr, shape=(n_embd,)).copy() if ptr else None
-
-        end = state(len(full) - 1 - batch_start)
-        name = state(batch_len - 1)
-        if end is None or name is None:
-            raise LLMError("internal: the answer probe's states were not computed")
-        starts = np.nonzero(full == self._special["<|im_start|>"])[0]
-        said = []
-        if len(starts) >= 2:  # the user's words: after `<|im_start|>user\n`, before <|im_end|>
-            for position in range(int(starts[-2]) + 3, int(starts[-1]) - 2):
-                row = state(position - batch_start)
-                if row is not None:
-                    said.append(row)
-        mean = np.mean(said, axis=0).astype(np.float32) if said else end
-        return {"end": end, "name": name, "mean": mean}
-
-    def _eval(self, tokens: npt.NDArray[np.intc], deadline: float | None) -> None:
-        # In n_batch chunks so a request's timeout is noticed during a long cold prompt.
-        for start in range(0, len(tokens), self.options.n_batch):
-            if deadline is not None and time.monotonic() > deadline:
-                raise LLMTimeoutError("the embedded model timed out reading the prompt")
-            self._llm.eval(tokens[start : start + self.options.n_batch].tolist())
-
-    def _save_prefix(self, tokens: npt.NDArray[np.intc]) -> None:
-        """Save sequence 0's KV state; the context must hold exactly `tokens`."""
-        assert self._llm.n_tokens == len(tokens)
-        ctx = self._llm.ctx
-        size = llama_cpp.llama_state_seq_get_size(ctx, 0)
-        buf = (ctypes.c_uint8 * size)()
-        written = llama_cpp.llama_state_seq_get_data(ctx, buf, size, 0)
-        saved = _Prefix(tokens.copy(), bytes(buf)[:written])
-        self._prefixes[self._key(tokens)] = saved
-        while len(self._prefixes) > self.options.prefix_cache_size:
-            self._prefixes.popitem(last=False)
-        if self._prompt_states is not None:
-            # Once per new prefix, right after reading it for 15-35 s: writing the file
-            # (~35 MB for the built-in prompt) takes 50-70 ms, not worth deferring.
-            self._prompt_states.save(saved.tokens, saved.state)
-
-    def _prefix_from_disk(self, prefix: npt.NDArray[np.intc], live: int) -> bool:
-        """Bring `prefix` into the context from the state an earlier process saved, when
-        it is not live or in memory; whether it was there and llama.cpp took it."""
-        cache = self._prompt_states
-        if cache is None or not len(prefix) or live >= len(prefix) or self._has_prefix(prefix):
-            return False
-        state = cache.load(prefix)
-        if state is None:
-            return False
-        saved = _Prefix(prefix.copy(), state)
-        self._prefixes[self._key(prefix)] = saved
-        try:
-            self._load_prefix(saved)
-        except LLMError:
-            del self._prefixes[self._key(prefix)]
-            self._llm.n_tokens = 0  # sequence 0 was cleared before the refusal
-            cache.discard(prefix, "llama.cpp could not restore it")
-            return False
-        while len(self._prefixes) > self.options.prefix_cache_size:
-            self._prefixes.popitem(last=False)
-        return True
-
-    def _load_prefix(self, saved: _Prefix) -> None:
-        ctx = self._llm.ctx
-        mem = llama_cpp.llama_get_memory(ctx)
-        llama_cpp.llama_memory_seq_rm(mem, 0, -1, -1)
-        buf = (ctypes.c_uint8 * len(saved.state)).from_buffer_copy(saved.state)
-        if llama_cpp.llama_state_seq_set_data(ctx, buf, len(saved.state), 0) == 0:
-            raise LLMError("internal: could not restore a saved prompt state")
-        n = len(saved.tokens)
-        self._llm.input_ids[:n] = saved.tokens
-        self._llm.n_tokens = n
-        self._prefixes.move_to_end(self._key(saved.tokens))
