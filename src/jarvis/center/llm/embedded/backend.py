@@ -79,7 +79,12 @@ if llama_cpp is not None:
     from jarvis.center.llm.embedded.context import PromptContext
     from jarvis.center.llm.embedded.decoder import (
         Decoder,
+        DecodeSettings,
         GrammarSampler,
+        Heard,
+        KeyBiases,
+        TokenText,
+        ValueChecks,
         read_last_logits,
     )
 
@@ -784,40 +789,31 @@ class EmbeddedBackend:
         info: dict[str, Any] | None = None,
     ) -> Any:
         """A decoder at the end of the prompt; `opening` and `info` as the context left them."""
+        options = self.options
         utterance, said = _user_turns(request), _said_text(request)
         # Values are judged against what was said only where unsaid ones are dropped.
-        grounded = utterance if self.options.drop_unsaid else None
-        decoder = Decoder(
-            self._llm,
-            self._vocab,
+        grounded = utterance if options.drop_unsaid else None
+        settings = DecodeSettings(
             deadline=deadline,
             # Drafted tokens are evaluated ahead of the reply: they need room in the context.
-            max_tokens=min(request.max_tokens,
-                           self.options.n_ctx - len(full) - self.options.max_draft - 1),
-            temperature=request.temperature,
-            rng=self._rng,
-            piece=self._piece,
-            prompt=full,
-            draft_start=len(prefix),
-            max_draft=self.options.max_draft,
-            is_special=self._is_special,
-            is_end=self._is_end,
-            optional_key_bias=self.options.optional_key_bias,
-            undated_key_bias=self.options.undated_key_bias,
-            dated_key_bias=self.options.dated_key_bias,
-            date_hints=request.date_hints if self.options.use_date_hints else (),
-            time_hints=request.time_hints if self.options.use_date_hints else None,
-            duration_hints=durations_said(utterance or "") if self.options.use_date_hints else (),
-            choice_hints=request.choice_hints,
-            choice_bias=self.options.choice_bias,
-            quote_tails=self._tails,
+            max_tokens=min(request.max_tokens, options.n_ctx - len(full) - options.max_draft - 1),
+            temperature=request.temperature, rng=self._rng,
+            prompt=full, draft_start=len(prefix), max_draft=options.max_draft,
+            biases=KeyBiases(
+                optional=options.optional_key_bias, undated=options.undated_key_bias,
+                dated=options.dated_key_bias, choice=options.choice_bias,
+                unsaid=options.unsaid_key_bias))
+        tokens = TokenText(self._piece, self._is_special, self._is_end, self._tails)
+        heard = (Heard(request.date_hints, request.time_hints, durations_said(utterance or ""),
+                       request.choice_hints)
+                 if options.use_date_hints else Heard(choices=request.choice_hints))
+        checks = ValueChecks(
             never_said=None if grounded is None else (
-                lambda schema, heard: never_said(schema, grounded, heard)),
-            unsaid_key_bias=self.options.unsaid_key_bias,
+                lambda schema, choices: never_said(schema, grounded, choices)),
             copied=None if grounded is None else _example_copy_check(request, said),
             said_in_full=lambda value: said_in_full(value, said),
-            unsaid_required=self._unsaid_required(request),
-        )
+            unsaid_required=self._unsaid_required(request))
+        decoder = Decoder(self._llm, self._vocab, settings, tokens, heard, checks)
         if opening and info and "prompt_logits" in info:
             decoder.set_prompt_logits(info.pop("prompt_logits"))
             decoder.prime(opening, info.pop("after_logits"))

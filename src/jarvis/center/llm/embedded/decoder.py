@@ -245,56 +245,92 @@ def _with_bias(
     return logits
 
 
+@dataclass(frozen=True)
+class KeyBiases:
+    """Priors added to the logits of optional keys and of choices the user said (the
+    `EmbeddedOptions` fields of the same names, `*_key_bias` and `choice_bias`)."""
+
+    optional: float = 0.0
+    undated: float = 0.0
+    dated: float = 0.0
+    choice: float = 0.0
+    unsaid: float = 0.0
+
+
+@dataclass(frozen=True)
+class DecodeSettings:
+    """How one generation runs: its limits, sampling and prompt-lookup drafts."""
+
+    deadline: float
+    max_tokens: int
+    temperature: float = 0.0
+    rng: np.random.Generator | None = None
+    # Drafts are looked up in `prompt` after `draft_start` (what was said, not the system
+    # prompt), at most `max_draft` tokens long.
+    prompt: npt.NDArray[np.intc] | None = None
+    draft_start: int = 0
+    max_draft: int = 10
+    biases: KeyBiases = field(default_factory=KeyBiases)
+
+
+@dataclass(frozen=True)
+class TokenText:
+    """What the decoder needs to know of the model's tokens."""
+
+    piece: Callable[[int], bytes]  # a token's bytes
+    is_special: Callable[[int], bool] = lambda token: False
+    is_end: Callable[[int], bool] = lambda token: False
+    # Tokens with text after a quote, and their quote-free ids (see walk_value).
+    quote_tails: tuple[frozenset[int], Sequence[int]] = (frozenset(), ())
+
+
+@dataclass(frozen=True)
+class Heard:
+    """What the request said, as the center resolved it: read at the decoder's choices."""
+
+    dates: Sequence[Sequence[str]] = ()
+    times: Sequence[str] | None = None  # None: not known, a time is left to the model
+    durations: Sequence[str] = ()  # ISO-8601
+    choices: Mapping[str, Mapping[str, Sequence[str]]] | None = None  # tool -> param -> said
+
+
+@dataclass(frozen=True)
+class ValueChecks:
+    """The backend's checks of values against what the user said (None: not checked)."""
+
+    # (schema, enum values heard) -> whether no value of that optional key could be one
+    # the user said; opening such a key gets the `unsaid` bias.
+    never_said: Callable[[dict[str, Any], Sequence[str]], bool] | None = None
+    # Whether a free string was copied from the prompt rather than said: see sample_text.
+    copied: Callable[[str], bool] | None = None
+    said_in_full: Callable[[str], bool] | None = None
+    # (tool, key, value) -> whether nothing said accounts for a required free-text value:
+    # the call ends before it, and the center asks for it (no time spent on the rest).
+    unsaid_required: Callable[[str, str, Any], bool] | None = None
+
+
 class Decoder:
     """One generation on a Llama whose context already holds the evaluated prompt.
 
     `last_logits` must hold the logits after the prompt's last token.
     """
 
-    def __init__(
-        self,
-        llm: llama_cpp.Llama,
-        vocab: Any,
-        *,
-        deadline: float,
-        max_tokens: int,
-        temperature: float = 0.0,
-        rng: np.random.Generator | None = None,
-        piece: Callable[[int], bytes],
-        prompt: npt.NDArray[np.intc] | None = None,
-        draft_start: int = 0,
-        max_draft: int = 10,
-        is_special: Callable[[int], bool] = lambda token: False,
-        is_end: Callable[[int], bool] = lambda token: False,
-        optional_key_bias: float = 0.0,
-        undated_key_bias: float = 0.0,
-        dated_key_bias: float = 0.0,
-        date_hints: Sequence[Sequence[str]] = (),
-        time_hints: Sequence[str] | None = None,
-        duration_hints: Sequence[str] = (),
-        choice_hints: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
-        choice_bias: float = 0.0,
-        quote_tails: tuple[frozenset[int], Sequence[int]] = (frozenset(), ()),
-        never_said: Callable[[dict[str, Any], Sequence[str]], bool] | None = None,
-        unsaid_key_bias: float = 0.0,
-        copied: Callable[[str], bool] | None = None,
-        said_in_full: Callable[[str], bool] | None = None,
-        unsaid_required: Callable[[str, str, Any], bool] | None = None,
-    ) -> None:
+    def __init__(self, llm: llama_cpp.Llama, vocab: Any, settings: DecodeSettings,
+                 tokens: TokenText, heard: Heard | None = None,
+                 checks: ValueChecks | None = None) -> None:
         self.llm = llm
         self.vocab = vocab
-        self.deadline = deadline
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.rng = rng or np.random.default_rng()
-        self.piece = piece
-        self.is_special = is_special
-        self.is_end = is_end
-        self._set_drafting(prompt, draft_start, max_draft)
-        self._set_hints(date_hints, time_hints, duration_hints, choice_hints, quote_tails)
-        self._set_key_biases(optional_key_bias, undated_key_bias, dated_key_bias,
-                             choice_bias, unsaid_key_bias)
-        self._set_grounding(never_said, copied, said_in_full, unsaid_required)
+        self.deadline = settings.deadline
+        self.max_tokens = settings.max_tokens
+        self.temperature = settings.temperature
+        self.rng = settings.rng or np.random.default_rng()
+        self.piece = tokens.piece
+        self.is_special = tokens.is_special
+        self.is_end = tokens.is_end
+        self._set_drafting(settings.prompt, settings.draft_start, settings.max_draft)
+        self._set_hints(heard or Heard(), tokens.quote_tails)
+        self._set_key_biases(settings.biases)
+        self._set_grounding(checks or ValueChecks())
         self._start_output()
 
     def _set_drafting(
@@ -308,50 +344,30 @@ class Decoder:
         self.draft_start = draft_start
         self.max_draft = max_draft if self.temperature <= 0 else 0  # drafts need greedy decoding
 
-    def _set_hints(
-        self,
-        date_hints: Sequence[Sequence[str]],
-        time_hints: Sequence[str] | None,
-        duration_hints: Sequence[str],
-        choice_hints: Mapping[str, Mapping[str, Sequence[str]]] | None,
-        quote_tails: tuple[frozenset[int], Sequence[int]],
-    ) -> None:
+    def _set_hints(self, heard: Heard, quote_tails: tuple[frozenset[int], Sequence[int]]
+                   ) -> None:
         """What the request heard (dates, times, durations, choices) and the quote tokens."""
-        self.date_hints = [list(vs) for vs in date_hints if vs]
-        self.choice_hints = choice_hints or {}  # tool -> parameter -> enum values said
+        self.date_hints = [list(vs) for vs in heard.dates if vs]
+        self.choice_hints = heard.choices or {}  # tool -> parameter -> enum values said
         self.quote_tails = quote_tails  # tokens with text after a quote (see walk_value)
         # None: not known (no hints given at all), so a time argument is left to the model.
-        self.time_hints = None if time_hints is None else list(time_hints)
-        self.duration_hints = list(duration_hints)  # ISO-8601, the lengths of time said
+        self.time_hints = None if heard.times is None else list(heard.times)
+        self.duration_hints = list(heard.durations)  # ISO-8601, the lengths of time said
 
-    def _set_key_biases(
-        self, optional_key_bias: float, undated_key_bias: float, dated_key_bias: float,
-        choice_bias: float, unsaid_key_bias: float,
-    ) -> None:
+    def _set_key_biases(self, biases: KeyBiases) -> None:
         """The priors added to the logits of optional keys (`_key_bias`) and heard choices."""
-        self.optional_key_bias = optional_key_bias
-        self.undated_key_bias = undated_key_bias
-        self.dated_key_bias = dated_key_bias
-        self.choice_bias = choice_bias
-        self.unsaid_key_bias = unsaid_key_bias
+        self.optional_key_bias = biases.optional
+        self.undated_key_bias = biases.undated
+        self.dated_key_bias = biases.dated
+        self.choice_bias = biases.choice
+        self.unsaid_key_bias = biases.unsaid
 
-    def _set_grounding(
-        self,
-        never_said: Callable[[dict[str, Any], Sequence[str]], bool] | None,
-        copied: Callable[[str], bool] | None,
-        said_in_full: Callable[[str], bool] | None,
-        unsaid_required: Callable[[str, str, Any], bool] | None,
-    ) -> None:
+    def _set_grounding(self, checks: ValueChecks) -> None:
         """The backend's checks of values against what the user said."""
-        # (schema, enum values heard) -> whether no value of that optional key could be
-        # one the user said; opening such a key gets `unsaid_key_bias`.
-        self.never_said = never_said
-        # Whether a free string was copied from the prompt rather than said: see sample_text.
-        self.copied = copied
-        self.said_in_full = said_in_full
-        # (tool, key, value) -> whether nothing said accounts for a required free-text value:
-        # the call ends before it, and the center asks for it (no time spent on the rest).
-        self.unsaid_required = unsaid_required
+        self.never_said = checks.never_said
+        self.copied = checks.copied
+        self.said_in_full = checks.said_in_full
+        self.unsaid_required = checks.unsaid_required
 
     def _start_output(self) -> None:
         """The empty state of a generation: nothing committed, pending or chosen yet."""
