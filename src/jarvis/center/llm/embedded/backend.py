@@ -1,9 +1,10 @@
 """`EmbeddedBackend`: a small GGUF model run in-process with llama-cpp-python.
 
 Made for a 2-core machine without GPU: one model instance served by one thread, the system
-prompt + tools evaluated once and kept (live in the context, and as saved KV states in a
-small LRU keyed by the prefix tokens), and every tool call produced under a grammar by
-the `Decoder`, which spends model evaluations only where the output is open.
+prompt + tools evaluated once and kept (`PromptContext`: live in the context, as saved KV
+states in a small LRU keyed by the prefix tokens, and on disk), and every tool call
+produced under a grammar by the `Decoder`, which spends model evaluations only where the
+output is open.
 """
 
 from __future__ import annotations
