@@ -35,7 +35,7 @@ from jarvis.center.llm.embedded.backend import (  # noqa: E402
     _speakable,
     with_no_tool,
 )
-from jarvis.center.llm.embedded.decoder import json_value_end  # noqa: E402
+from jarvis.center.llm.embedded.json_text import json_value_end  # noqa: E402
 from jarvis.center.llm.embedded.options import EmbeddedOptions  # noqa: E402
 
 DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")

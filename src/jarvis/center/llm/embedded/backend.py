@@ -78,16 +78,15 @@ except ImportError:  # pragma: no cover - exercised only without the extra
 
 if llama_cpp is not None:
     from jarvis.center.llm.embedded.context import PromptContext
-    from jarvis.center.llm.embedded.decoder import (
-        Decoder,
+    from jarvis.center.llm.embedded.decode_inputs import (
         DecodeSettings,
-        GrammarSampler,
         Heard,
         KeyBiases,
         TokenText,
         ValueChecks,
-        read_last_logits,
     )
+    from jarvis.center.llm.embedded.decoder import Decoder, read_last_logits
+    from jarvis.center.llm.embedded.grammar_sampler import GrammarSampler
 
 
 _T = TypeVar("_T")

@@ -20,13 +20,10 @@ walker does, the text stays inside the grammar; the result is parsed with `json`
 from __future__ import annotations
 
 import codecs
-import ctypes
 import functools
 import json
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import llama_cpp
@@ -35,6 +32,14 @@ import numpy.typing as npt
 
 from jarvis.center.grounding import in_unit, unit_of_time
 from jarvis.center.llm.base import LLMBadResponseError, LLMTimeoutError
+from jarvis.center.llm.embedded.decode_inputs import (
+    DecodeSettings,
+    Heard,
+    KeyBiases,
+    Stats,
+    TokenText,
+    ValueChecks,
+)
 from jarvis.center.llm.embedded.grammar import (
     arguments_schema,
     array_bounds,
@@ -45,8 +50,24 @@ from jarvis.center.llm.embedded.grammar import (
     ordered_properties,
     tool_name,
 )
+from jarvis.center.llm.embedded.grammar_sampler import GrammarSampler
+from jarvis.center.llm.embedded.json_text import (
+    MAX_STRING_BYTES,
+    closable,
+    completes,
+    json_value_end,
+)
+from jarvis.center.llm.embedded.schema_kinds import (
+    as_kind,
+    date_kind,
+    is_date_schema,
+    is_duration,
+    is_time,
+    known_literals,
+    plain_text,
+    walkable_array,
+)
 
-_TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
 _TOP_K = 64  # candidates checked against the grammar before filtering the whole vocabulary
 # Suffix lengths looked up in what was said, longest first. A value's first token rarely
 # matches the utterance's own ("pick" after a quote, " pick" in the sentence), so one
@@ -58,145 +79,6 @@ class DecodeError(LLMBadResponseError):
     """The output could not be completed (token budget, or an internal inconsistency)."""
 
 
-class GrammarSampler:
-    """A llama.cpp grammar sampler used as a filter: which tokens may come next."""
-
-    def __init__(self, vocab: Any, gbnf: str) -> None:
-        self._ptr = llama_cpp.llama_sampler_init_grammar(vocab, gbnf.encode("utf-8"), b"root")
-        if not self._ptr:
-            raise ValueError("llama.cpp rejected the generated grammar")
-
-    def allowed(self, ids: npt.NDArray[np.int32]) -> npt.NDArray[np.bool_]:
-        """Mask of the tokens in `ids` the grammar accepts now."""
-        data = np.zeros(len(ids), dtype=_TOKEN_DATA)
-        data["id"] = ids
-        array = llama_cpp.llama_token_data_array(
-            data=data.ctypes.data_as(llama_cpp.llama_token_data_p),
-            size=len(ids),
-            selected=-1,
-            sorted=False,
-        )
-        llama_cpp.llama_sampler_apply(self._ptr, ctypes.byref(array))
-        return np.isfinite(data["logit"])
-
-    def accept(self, token: int) -> None:
-        llama_cpp.llama_sampler_accept(self._ptr, token)
-
-    def reset(self) -> None:
-        llama_cpp.llama_sampler_reset(self._ptr)
-
-    def close(self) -> None:
-        if self._ptr:
-            llama_cpp.llama_sampler_free(self._ptr)
-            self._ptr = None
-
-    def __del__(self) -> None:
-        self.close()
-
-
-def json_value_end(buf: bytes) -> int | None:
-    """Index just past the first complete JSON value in `buf` (None while incomplete).
-
-    Strings, arrays and objects end at their closing byte; scalars (numbers, true, ...)
-    end where a delimiter shows up, which the grammar guarantees will follow.
-    """
-    if not buf:
-        return None
-    first = buf[0]
-    depth = 0
-    in_string = False
-    escaped = False
-    if first not in b'"[{':
-        for i, b in enumerate(buf):
-            if b in b",]} \n":
-                return i
-        return None
-    for i, b in enumerate(buf):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif b == 0x5C:  # backslash
-                escaped = True
-            elif b == 0x22:  # closing quote
-                in_string = False
-                if depth == 0:
-                    return i + 1
-        elif b == 0x22:
-            in_string = True
-        elif b in b"[{":
-            depth += 1
-        elif b in b"]}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return None
-
-
-# Longest free string value in a call (a device name, a reminder text, a search query).
-MAX_STRING_BYTES = 300
-
-
-def _completes(value: bytes, more: bytes) -> bool:
-    """Whether `more` completes the JSON value `value` starts."""
-    return json_value_end(value + more) is not None
-
-
-def _closable(value: bytes) -> bool:
-    """Whether a string value may end here: not inside an escape or a UTF-8 character."""
-    try:
-        value.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    backslashes = len(value) - len(value.rstrip(b"\\"))
-    return backslashes % 2 == 0 and re.search(rb"\\u[0-9a-fA-F]{0,3}$", value) is None
-
-
-def date_kind(schema: dict[str, Any]) -> str | None:
-    """"date" or "date-time" for a string schema of that format, else None."""
-    fmt = schema.get("format")
-    if schema.get("type") == "string" and fmt in ("date", "date-time"):
-        return str(fmt)
-    return None
-
-
-def is_date_schema(schema: dict[str, Any]) -> bool:
-    """A date, a date-time, or an array of them."""
-    items = schema.get("items")
-    return date_kind(schema) is not None or (
-        schema.get("type") == "array" and isinstance(items, dict) and date_kind(items) is not None
-    )
-
-
-def _is_time(schema: dict[str, Any]) -> bool:
-    return schema.get("type") == "string" and schema.get("format") == "time"
-
-
-def _is_duration(schema: dict[str, Any]) -> bool:
-    return schema.get("type") == "string" and schema.get("format") == "duration"
-
-
-def _known_literals(schema: dict[str, Any]) -> list[bytes] | None:
-    """Every value a const, enum or boolean schema allows, as JSON text; else None."""
-    if "const" in schema:
-        return [json_literal(schema["const"]).encode()]
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return [json_literal(v).encode() for v in schema["enum"]]
-    if schema.get("type") == "boolean":
-        return [b"true", b"false"]
-    return None
-
-
-def _walkable_array(schema: dict[str, Any]) -> bool:
-    """An array of one typed item schema that must hold an item: walked item by item."""
-    items = schema.get("items")
-    return (schema.get("type") == "array" and isinstance(items, dict) and bool(items)
-            and array_bounds(schema)[0] == 1)
-
-
-def _as_kind(value: str, kind: str) -> str:
-    return value[:10] if kind == "date" else value
-
-
 class _Unsaid(Exception):
     """A required value nobody said was written: the call ends before its key."""
 
@@ -205,30 +87,10 @@ class _Unsaid(Exception):
         self.key, self.before = key, before
 
 
-def _plain_text(schema: dict[str, Any]) -> bool:
-    """A free string: no choices, no format, no pattern (those are judged elsewhere)."""
-    return (schema.get("type") == "string" and not schema.get("enum")
-            and not schema.get("format") and not schema.get("pattern"))
-
-
 def _prefix_free(options: Sequence[bytes]) -> bool:
     return not any(
         i != j and b.startswith(a) for i, a in enumerate(options) for j, b in enumerate(options)
     )
-
-
-@dataclass
-class Stats:
-    """Counters for the usage block of a reply."""
-
-    forced: int = 0  # tokens taken from the structure, never sampled
-    drafted: int = 0  # sampled tokens accepted from a prompt-lookup draft (no own pass)
-    drafts: int = 0  # draft verifications run
-    sampled: int = 0  # tokens chosen from the model's logits
-    evaluated: int = 0  # output tokens run through the model
-    evals: int = 0  # forward passes (batches) during generation
-    eval_ms: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _with_bias(
@@ -243,70 +105,6 @@ def _with_bias(
     for token, b in shift.items():
         logits[token] += b
     return logits
-
-
-@dataclass(frozen=True)
-class KeyBiases:
-    """Priors added to the logits of optional keys and of choices the user said (the
-    `EmbeddedOptions` fields of the same names, `*_key_bias` and `choice_bias`)."""
-
-    optional: float = 0.0
-    undated: float = 0.0
-    dated: float = 0.0
-    choice: float = 0.0
-    unsaid: float = 0.0
-
-
-@dataclass(frozen=True)
-class DecodeSettings:
-    """How one generation runs: its limits, sampling and prompt-lookup drafts."""
-
-    deadline: float
-    max_tokens: int
-    temperature: float = 0.0
-    rng: np.random.Generator | None = None
-    # Drafts are looked up in `prompt` after `draft_start` (what was said, not the system
-    # prompt), at most `max_draft` tokens long.
-    prompt: npt.NDArray[np.intc] | None = None
-    draft_start: int = 0
-    max_draft: int = 10
-    biases: KeyBiases = field(default_factory=KeyBiases)
-
-
-@dataclass(frozen=True)
-class TokenText:
-    """What the decoder needs to know of the model's tokens."""
-
-    piece: Callable[[int], bytes]  # a token's bytes
-    is_special: Callable[[int], bool] = lambda token: False
-    is_end: Callable[[int], bool] = lambda token: False
-    # Tokens with text after a quote, and their quote-free ids (see walk_value).
-    quote_tails: tuple[frozenset[int], Sequence[int]] = (frozenset(), ())
-
-
-@dataclass(frozen=True)
-class Heard:
-    """What the request said, as the center resolved it: read at the decoder's choices."""
-
-    dates: Sequence[Sequence[str]] = ()
-    times: Sequence[str] | None = None  # None: not known, a time is left to the model
-    durations: Sequence[str] = ()  # ISO-8601
-    choices: Mapping[str, Mapping[str, Sequence[str]]] | None = None  # tool -> param -> said
-
-
-@dataclass(frozen=True)
-class ValueChecks:
-    """The backend's checks of values against what the user said (None: not checked)."""
-
-    # (schema, enum values heard) -> whether no value of that optional key could be one
-    # the user said; opening such a key gets the `unsaid` bias.
-    never_said: Callable[[dict[str, Any], Sequence[str]], bool] | None = None
-    # Whether a free string was copied from the prompt rather than said: see sample_text.
-    copied: Callable[[str], bool] | None = None
-    said_in_full: Callable[[str], bool] | None = None
-    # (tool, key, value) -> whether nothing said accounts for a required free-text value:
-    # the call ends before it, and the center asks for it (no time spent on the rest).
-    unsaid_required: Callable[[str, str, Any], bool] | None = None
 
 
 class Decoder:
@@ -590,11 +388,11 @@ class Decoder:
             self.overflow = b""
         self.flush()
         while (end := json_value_end(value)) is None:
-            if cap is not None and len(value) > cap and _closable(value):
+            if cap is not None and len(value) > cap and closable(value):
                 self.literal(b'"')
                 value += b'"'
                 continue
-            run = self.sample_run(banned, functools.partial(_completes, value), closers)
+            run = self.sample_run(banned, functools.partial(completes, value), closers)
             if run is None:  # the string closes: its quote opens the next choice's options
                 self.literal(b'"')
                 value += b'"'
@@ -819,20 +617,20 @@ class Decoder:
         day, the clock time said; for a duration, each length of time said. None when
         nothing was heard or the schema is none of those.
         """
-        if self.time_hints and _is_time(schema):
+        if self.time_hints and is_time(schema):
             return [json_literal(v).encode() for v in self.time_hints]
-        if self.duration_hints and _is_duration(schema):
+        if self.duration_hints and is_duration(schema):
             return [json_literal(v).encode() for v in self.duration_hints]
         if not self.date_hints:
             return None
         kind = date_kind(schema)
         if kind is not None:
-            values = dict.fromkeys(_as_kind(v, kind) for vs in self.date_hints for v in vs)
+            values = dict.fromkeys(as_kind(v, kind) for vs in self.date_hints for v in vs)
             return [json_literal(v).encode() for v in values]
         kind = date_kind(schema.get("items") or {}) if schema.get("type") == "array" else None
         if kind is None:
             return None
-        phrases = [[_as_kind(v, kind) for v in vs] for vs in self.date_hints]
+        phrases = [[as_kind(v, kind) for v in vs] for vs in self.date_hints]
         lists = [*phrases, [v for vs in phrases for v in vs]] if len(phrases) > 1 else phrases
         limit = schema.get("maxItems") if isinstance(schema.get("maxItems"), int) else None
         fits = [vs for vs in lists if limit is None or len(set(vs)) <= limit]
@@ -852,7 +650,7 @@ class Decoder:
         """
         literals = self.heard_literals(schema)
         if literals is None:
-            literals = _known_literals(schema)
+            literals = known_literals(schema)
         if literals is not None and _prefix_free(literals):
             bias = None
             if heard and self.choice_bias:
@@ -863,7 +661,7 @@ class Decoder:
             self.choose(literals, bias if bias and any(bias) else None)
         elif is_structured_object(schema):
             self.walk_object(schema)
-        elif _walkable_array(schema):
+        elif walkable_array(schema):
             self.walk_array(schema, heard, optional)
         elif schema.get("type") == "string" and not schema.get("anyOf") and not schema.get("oneOf"):
             plain = not schema.get("format") and not schema.get("pattern")
@@ -956,7 +754,7 @@ class Decoder:
     def _unsaid_text(self, key: str, schema: dict[str, Any], before: bytes) -> bool:
         """Whether the free-text value just written for required `key` was never said;
         `before` is the call's text before the key (see `_call_text`)."""
-        if self.unsaid_required is None or not _plain_text(schema):
+        if self.unsaid_required is None or not plain_text(schema):
             return False
         written = self._call_text()[len(before):]  # `, "key": value`
         try:
@@ -983,7 +781,7 @@ class Decoder:
         and against a value that could not be one the user said."""
         bias = self.optional_key_bias
         unsaid_date = is_date_schema(schema) and not self.date_hints
-        unsaid_time = _is_time(schema) and self.time_hints is not None and not self.time_hints
+        unsaid_time = is_time(schema) and self.time_hints is not None and not self.time_hints
         if unsaid_date or unsaid_time:
             bias += self.undated_key_bias
         if self.never_said is not None and self.never_said(schema, heard):
@@ -1000,7 +798,7 @@ class Decoder:
             if required:
                 continue
             if (is_date_schema(schema) and self.date_hints) or (
-                    _is_time(schema) and self.time_hints and not self.date_hints):
+                    is_time(schema) and self.time_hints and not self.date_hints):
                 return j
         return None
 
