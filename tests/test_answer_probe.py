@@ -84,11 +84,12 @@ def test_the_probe_of_a_model_is_found_by_its_verified_digest(tmp_path: Path) ->
     assert AnswerProbe.for_model(model, probes) is None
 
 
-def test_the_default_model_ships_a_probe_trained_on_foreign_commands() -> None:
-    shipped = AnswerProbe.load(PROBES_DIR / f"{spec_for('0.5b').sha256}.json")
-    assert shipped.n_embd == 896  # Qwen2.5-0.5B's hidden size
-    trained_on = json.loads((PROBES_DIR / f"{spec_for('0.5b').sha256}.json").read_text()
-                            )["trained_on"]
+@pytest.mark.parametrize(("model", "width"), [("0.5b", 896), ("1.5b", 1536)])
+def test_each_prepared_model_ships_a_probe_trained_on_foreign_commands(
+        model: str, width: int) -> None:
+    path = PROBES_DIR / f"{spec_for(model).sha256}.json"
+    assert AnswerProbe.load(path).n_embd == width  # the model's hidden size
+    trained_on = json.loads(path.read_text())["trained_on"]
     corpora = set(trained_on["corpora"])
     assert corpora and not corpora & {"fresh", "sealed"}  # the measuring sets stay unseen
     # Services of other people's tools, from the split that only trains.
