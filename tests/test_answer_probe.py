@@ -126,12 +126,15 @@ def test_the_probe_decides_only_where_it_is_sure() -> None:
     assert _verdict(0.0, {"set_timer": 1.0}) is None  # the model's own signals decide
 
 
-def test_the_probe_judges_any_commands_request() -> None:
+def test_the_probe_judges_any_commands_request_but_not_over_two_of_its_keywords() -> None:
     tools = ("set_timer", "get_weather", "wikipedia")
-    # Commands it never saw, heard or not: the probe was trained with many tool sets.
+    # Commands it never saw, one keyword heard or none: trained with many tool sets.
     assert _verdict(3.0, {"wikipedia": 1.0}, tools) == "answer"
     assert _verdict(-3.0, {"wikipedia": 1.0}, tools) == "call"
     assert _verdict(0.5, {}, tools) is None
+    # Two keywords its author declared for one command: the model's name choice decides.
+    assert _verdict(3.0, {"wikipedia": 2.0}, tools) is None
+    assert _verdict(3.0, {"wikipedia": 1.0, "set_timer": 1.0}, tools) == "answer"
 
 
 def test_the_probe_reads_only_a_conversations_first_utterance() -> None:

@@ -731,7 +731,11 @@ class EmbeddedBackend:
             return None
         if score < self.options.probe_call_below:
             return "call"
-        return "answer" if score > self.options.probe_answer_above else None
+        if score <= self.options.probe_answer_above:
+            return None
+        # Two keywords its author declared for one command were heard (one word alone is
+        # often chat): the probe never saw that command, so the model's name choice decides.
+        return None if any(v >= 2 for v in request.tool_hints.values()) else "answer"
 
     def _rewind(
         self,
