@@ -733,8 +733,9 @@ class EmbeddedBackend:
             return "call"
         if score <= self.options.probe_answer_above:
             return None
-        # Two keywords its author declared for one command were heard (one word alone is
-        # often chat): the probe never saw that command, so the model's name choice decides.
+        # Two of one command's keywords heard (a plain tool's: declaration words weighing
+        # as much; one word alone is often chat): the probe never saw that command, so the
+        # model's name choice decides.
         return None if any(v >= 2 for v in request.tool_hints.values()) else "answer"
 
     def _rewind(
