@@ -111,11 +111,11 @@ def _tool(name: str) -> dict[str, Any]:
 
 
 def _verdict(score: float, hints: dict[str, float], tools: tuple[str, ...] = (
-        "set_timer", "get_weather")) -> str | None:
+        "set_timer", "get_weather"), said: str = "x") -> str | None:
     backend = EmbeddedBackend(Path("unused.gguf"), EmbeddedOptions(
         probe_answer_above=1.0, probe_call_below=-2.0))
     backend._probe = AnswerProbe(np.zeros(3 * N, dtype=np.float32), 0.0, N, "test")
-    request = LLMRequest(messages=[{"role": "user", "content": "x"}],
+    request = LLMRequest(messages=[{"role": "user", "content": said}],
                          tools=[_tool(t) for t in tools], tool_hints=hints)
     return backend._probe_verdict(request, score)
 
@@ -126,15 +126,19 @@ def test_the_probe_decides_only_where_it_is_sure() -> None:
     assert _verdict(0.0, {"set_timer": 1.0}) is None  # the model's own signals decide
 
 
-def test_the_probe_judges_any_commands_request_but_not_over_two_of_its_keywords() -> None:
+def test_the_probe_judges_any_commands_request_but_not_a_request_with_two_of_its_keywords(
+) -> None:
     tools = ("set_timer", "get_weather", "wikipedia")
     # Commands it never saw, one keyword heard or none: trained with many tool sets.
     assert _verdict(3.0, {"wikipedia": 1.0}, tools) == "answer"
     assert _verdict(-3.0, {"wikipedia": 1.0}, tools) == "call"
     assert _verdict(0.5, {}, tools) is None
     # Two keywords its author declared for one command: the model's name choice decides.
-    assert _verdict(3.0, {"wikipedia": 2.0}, tools) is None
+    assert _verdict(3.0, {"wikipedia": 2.0}, tools, "look up the moon on wikipedia") is None
     assert _verdict(3.0, {"wikipedia": 1.0, "set_timer": 1.0}, tools) == "answer"
+    # A question for information with two of them stays the probe's to answer.
+    assert _verdict(3.0, {"wikipedia": 2.0}, tools,
+                    "how do people look things up on wikipedia") == "answer"
 
 
 def test_the_probe_reads_only_a_conversations_first_utterance() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jarvis.center.keywords import (
+    asks_for_information,
     keyword_heard,
     keyword_hints,
     words,
@@ -131,3 +132,18 @@ def test_a_plain_tool_is_known_by_the_distinctive_words_of_its_declaration() -> 
     assert description_hints("book me a hotel", tools) == {"get_ride": 0.5,
                                                            "reserve_hotel": 1.5}
     assert description_hints("how are you", tools) == {}
+
+
+@pytest.mark.parametrize(("utterance", "question"), [
+    ("how do I set a timer on my microwave", True),
+    ("Is it rude to play music on the train?", True),
+    ("what's the weather like", True),
+    ("does it rain a lot in Seattle", True),
+    ("look up the moon on wikipedia", False),
+    ("can you play some jazz", False),  # asks for an action
+    ("play music", False),
+    ("", False),
+])
+def test_a_question_for_information_is_told_from_a_request(utterance: str,
+                                                           question: bool) -> None:
+    assert asks_for_information(utterance) is question

@@ -104,6 +104,22 @@ REQUEST_VERBS = frozenset({
 })
 
 
+# Openings of a question for information: a question word, or a verb of being or doing
+# put first ("is it", "does it"). "can you ..." and "could you ..." ask for an action.
+_QUESTION_OPENINGS = frozenset({
+    "what", "what's", "whats", "how", "how's", "who", "who's", "whom", "whose", "why",
+    "when", "where", "where's", "which", "is", "isn't", "are", "aren't", "was", "wasn't",
+    "were", "do", "does", "doesn't", "did", "didn't",
+})
+
+
+def asks_for_information(utterance: str) -> bool:
+    """Whether `utterance` opens as a question for information ("how do I set a timer on
+    my microwave"), not a request for an action ("look up the moon on wikipedia")."""
+    heard = words(utterance)
+    return bool(heard) and heard[0] in _QUESTION_OPENINGS
+
+
 def telling_words(text: str) -> set[str]:
     """The words of a declaration's text that say what a tool is for (names split at "_")."""
     return {w for w in words(text.replace("_", " ")) if len(w) >= 3 and w not in _PLAIN}

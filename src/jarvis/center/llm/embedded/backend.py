@@ -32,7 +32,7 @@ from jarvis.center.grounding import (
     said_in_full,
     unsaid_required,
 )
-from jarvis.center.keywords import words
+from jarvis.center.keywords import asks_for_information, words
 from jarvis.center.llm.base import (
     LLMError,
     LLMPromptTooLongError,
@@ -733,10 +733,12 @@ class EmbeddedBackend:
             return "call"
         if score <= self.options.probe_answer_above:
             return None
-        # Two of one command's keywords heard (a plain tool's: declaration words weighing
-        # as much; one word alone is often chat): the probe never saw that command, so the
-        # model's name choice decides.
-        return None if any(v >= 2 for v in request.tool_hints.values()) else "answer"
+        # A request (not a question for information) with two of one command's keywords
+        # (a plain tool's: declaration words weighing as much; one word alone is often
+        # chat): the probe never saw that command, so the model's name choice decides.
+        named = any(v >= 2 for v in request.tool_hints.values())
+        question = asks_for_information(_utterance(request) or "")
+        return None if named and not question else "answer"
 
     def _rewind(
         self,
