@@ -50,6 +50,10 @@ def test_a_booking_nothing_was_chosen_for_is_looked_up_first(
                    "reserve_car") == "get_cars_available"
     # Its own word said, the booking stays; so does a value only the booking takes.
     assert _lookup(relatedness, "reserve me a car for the 12th", "reserve_car") is None
+    # Any verb of trading says it: to "book" a car is to reserve one.
+    assert _lookup(relatedness, "book me a car for the 12th", "reserve_car") is None
+    assert _lookup(relatedness, "I would like to book a rental car for the 12th",
+                   "reserve_car") is None
     assert _lookup(relatedness, "I need a rental car at SFO airport", "reserve_car",
                    {"pickup_location": "SFO airport"}) is None
     # A tool that needs nothing is no look-up: "set a timer" asks for how long.

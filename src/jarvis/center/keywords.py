@@ -94,12 +94,16 @@ _PLAIN = frozenset({
 })
 
 
+# Verbs of trading: one act (a commitment, not a look-up) whichever of them is said.
+TRADING_VERBS = frozenset({
+    "book", "books", "booked", "booking", "reserve", "reserves", "reserved", "reserving",
+    "buy", "buys", "buying", "bought", "purchase", "purchases", "purchased", "purchasing",
+})
+
 # Verbs of asking for something or of trading, said of every kind of thing ("book" a
 # table, a flight, a house): they say what is done, not to what, so alone they name no tool.
-REQUEST_VERBS = frozenset({
-    "book", "books", "booked", "booking", "reserve", "reserves", "reserved", "reserving",
-    "search", "searches", "searched", "searching", "buy", "buys", "buying", "bought",
-    "purchase", "purchases", "purchased", "purchasing", "look", "looks", "looking",
+REQUEST_VERBS = TRADING_VERBS | frozenset({
+    "search", "searches", "searched", "searching", "look", "looks", "looking",
     "help", "want", "need", "show", "tell",
 })
 

@@ -13,7 +13,8 @@ value of a tool, another tool is tried first if
   Hotel" names the hotel to reserve), and
 - no word of the request is the first tool's own, one of its name, description or
   required parameters' names that the other's do not share ("reserve a table", "a
-  flight returning on the 14th" keep their tool).
+  flight returning on the 14th" keep their tool; any verb of trading stands for another:
+  "reserve a bus" says "Buy tickets").
 
 Only what the tools' authors wrote decides: their names, descriptions and parameters.
 """
@@ -24,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from jarvis.center.grounding import FUNCTION_WORDS, word_said
-from jarvis.center.keywords import keyword_heard, telling_words, words
+from jarvis.center.keywords import TRADING_VERBS, keyword_heard, telling_words, words
 from jarvis.center.toolspec import ToolCatalog, ToolSpec
 
 # Words that start with this many letters alike are one word ("reserve", "reservation").
@@ -53,7 +54,7 @@ def lookup_instead(
         and related[spec.name] >= related[chosen.name] - MEANING_MARGIN
         and _same_kind(chosen, spec, heard)
         and not _names_its_own(chosen, spec, arguments)
-        and not any(_alike(w, h) for w in _own_words(chosen, spec) for h in heard)
+        and not any(_says(w, h) for w in _own_words(chosen, spec) for h in heard)
     ]
     return min(found, key=lambda s: (len(_required(s)), -related[s.name]), default=None)
 
@@ -107,3 +108,9 @@ def _alike(one: str, other: str) -> bool:
     five letters ("reservation", "reserve")."""
     return (keyword_heard([one], other) or keyword_heard([other], one)
             or (len(one) >= _STEM and one[:_STEM] == other[:_STEM]))
+
+
+def _says(own: str, heard: str) -> bool:
+    """Whether the word `heard` says the declared word `own`: alike, or both verbs of
+    trading ("reserve a bus" says "Buy tickets")."""
+    return _alike(own, heard) or (own in TRADING_VERBS and heard in TRADING_VERBS)
