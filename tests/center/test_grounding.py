@@ -208,6 +208,25 @@ def test_a_value_said_once_fills_one_parameter_the_last_written() -> None:
                            "on the 2nd, back the same day") == []
 
 
+
+MOVIES = {"type": "object", "properties": {
+    "genre": {"type": "string"}, "directed_by": {"type": "string"},
+    "location": {"type": "string"}, "theater_name": {"type": "string"},
+    "text": {"type": "string"}, "place": {"type": "string"}}}
+
+
+def test_a_value_written_again_inside_another_with_its_name_fills_one_parameter() -> None:
+    said = "I want to find some online movies directed by Rachel Lears."
+    assert repeated_values({"genre": "directed by Rachel Lears",
+                            "directed_by": "Rachel Lears"}, MOVIES, said) == ["genre"]
+    said = "Will you find a movie at Alameda Theatre & Cineplex?"
+    assert repeated_values({"location": "Alameda Theatre & Cineplex",
+                            "theater_name": "Cineplex"}, MOVIES, said) == ["location"]
+    # A value inside another without its parameter's name is the user's own words twice.
+    assert repeated_values({"text": "buy milk at Safeway", "place": "Safeway"}, MOVIES,
+                           "remind me to buy milk at Safeway") == []
+
+
 FLIGHTS = {"type": "object", "required": ["origin_city", "destination_city"], "properties": {
     "origin_city": {"type": "string", "description": "City of origin"},
     "destination_city": {"type": "string", "description": "City of destination"}}}

@@ -139,6 +139,8 @@ def test_a_plain_tool_is_known_by_the_distinctive_words_of_its_declaration() -> 
     ("Is it rude to play music on the train?", True),
     ("what's the weather like", True),
     ("does it rain a lot in Seattle", True),
+    ("Jarvis, so how do people use wikipedia", True),  # a name or a filler first
+    ("hey jarvis, look up the moon", False),
     ("look up the moon on wikipedia", False),
     ("can you play some jazz", False),  # asks for an action
     ("play music", False),

@@ -505,9 +505,33 @@ def repeated_values(arguments: Mapping[str, Any], schema: dict[str, Any], said: 
     heard = " ".join(content_words(said))
     repeated = []
     for text, keys in holders.items():
-        times = max(len(re.findall(rf"(?<!\S){re.escape(text)}(?!\S)", heard)), 1)
+        times = _times_said(text, heard)
         repeated += keys[: max(len(keys) - times, 0)]
+    # So is a value written again inside another with its parameter's name ("genre":
+    # "directed by Rachel Lears" beside "directed_by": "Rachel Lears"), said once.
+    order = list(arguments)
+    for part, part_keys in holders.items():
+        for whole, whole_keys in holders.items():
+            if (whole != part and _times_said(part, heard) == 1
+                    and _holds_with_its_name(whole, part, part_keys[-1])):
+                earlier = min(whole_keys[-1], part_keys[-1], key=order.index)
+                if earlier not in repeated:
+                    repeated.append(earlier)
     return repeated
+
+
+def _times_said(text: str, heard: str) -> int:
+    """How often `text` (content words) is in `heard` as whole words; at least once."""
+    return max(len(re.findall(rf"(?<!\S){re.escape(text)}(?!\S)", heard)), 1)
+
+
+def _holds_with_its_name(whole: str, part: str, key: str) -> bool:
+    """Whether the words `whole` hold `part` in a row and, beside it, a word of `key`
+    (its parameter's name: "theatre" of `theater_name`)."""
+    if f" {part} " not in f" {whole} ":
+        return False
+    named = words(key.replace("_", " "))
+    return any(word_said(w, named) for w in words(whole) if w not in words(part))
 
 
 def unsaid_optional(

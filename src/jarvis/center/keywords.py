@@ -117,11 +117,19 @@ _QUESTION_OPENINGS = frozenset({
 })
 
 
+# Said before a sentence without being part of it ("jarvis, how do I ...", "so is it ...").
+_LEAD_INS = frozenset({
+    "hey", "hi", "hello", "ok", "okay", "so", "um", "uh", "oh", "well", "and", "but",
+    "jarvis", "please",
+})
+
+
 def asks_for_information(utterance: str) -> bool:
     """Whether `utterance` opens as a question for information ("how do I set a timer on
     my microwave"), not a request for an action ("look up the moon on wikipedia")."""
     heard = words(utterance)
-    return bool(heard) and heard[0] in _QUESTION_OPENINGS
+    first = next((w for w in heard if w not in _LEAD_INS), "")
+    return first in _QUESTION_OPENINGS
 
 
 def telling_words(text: str) -> set[str]:
