@@ -208,7 +208,6 @@ def test_a_value_said_once_fills_one_parameter_the_last_written() -> None:
                            "on the 2nd, back the same day") == []
 
 
-
 MOVIES = {"type": "object", "properties": {
     "genre": {"type": "string"}, "directed_by": {"type": "string"},
     "location": {"type": "string"}, "theater_name": {"type": "string"},

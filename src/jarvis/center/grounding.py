@@ -494,7 +494,8 @@ def repeated_values(arguments: Mapping[str, Any], schema: dict[str, Any], said: 
     """Keys whose free-text value a later key of the call holds too, beyond the times it
     was said: words said once fill one parameter. A small model writes the name it heard
     at the first key that could hold it ("genre": "Night Train") and again at its own
-    ("album": "Night Train"), so the last is kept. Days and times are left alone (a
+    ("album": "Night Train"), so the last is kept; so, too, where one value holds the
+    other beside a word of the other's parameter name. Days and times are left alone (a
     car picked up and returned on the same day)."""
     props = schema.get("properties") or {}
     holders: dict[str, list[str]] = {}
@@ -511,9 +512,10 @@ def repeated_values(arguments: Mapping[str, Any], schema: dict[str, Any], said: 
     # "directed by Rachel Lears" beside "directed_by": "Rachel Lears"), said once.
     order = list(arguments)
     for part, part_keys in holders.items():
+        if _times_said(part, heard) != 1:
+            continue
         for whole, whole_keys in holders.items():
-            if (whole != part and _times_said(part, heard) == 1
-                    and _holds_with_its_name(whole, part, part_keys[-1])):
+            if whole != part and _holds_with_its_name(whole, part, part_keys[-1]):
                 earlier = min(whole_keys[-1], part_keys[-1], key=order.index)
                 if earlier not in repeated:
                     repeated.append(earlier)
@@ -530,8 +532,8 @@ def _holds_with_its_name(whole: str, part: str, key: str) -> bool:
     (its parameter's name: "theatre" of `theater_name`)."""
     if f" {part} " not in f" {whole} ":
         return False
-    named = words(key.replace("_", " "))
-    return any(word_said(w, named) for w in words(whole) if w not in words(part))
+    named, own = words(key.replace("_", " ")), set(part.split())
+    return any(word_said(w, named) for w in whole.split() if w not in own)
 
 
 def unsaid_optional(

@@ -125,8 +125,8 @@ _LEAD_INS = frozenset({
 
 
 def asks_for_information(utterance: str) -> bool:
-    """Whether `utterance` opens as a question for information ("how do I set a timer on
-    my microwave"), not a request for an action ("look up the moon on wikipedia")."""
+    """Whether `utterance` opens as a question for information ("how do bees make
+    honey"), not a request for an action ("look up the moon on wikipedia")."""
     heard = words(utterance)
     first = next((w for w in heard if w not in _LEAD_INS), "")
     return first in _QUESTION_OPENINGS
