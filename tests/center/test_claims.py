@@ -94,6 +94,31 @@ def test_requests_for_something_are_told_from_questions() -> None:
     assert not asks_for_something("my sister is getting married in june")
 
 
+@pytest.mark.parametrize("said", [
+    "I wish to reserve a table for two.",
+    "I'm looking to rent a car in Fresno.",
+    "I'm trying to find a dentist nearby.",
+    "I am interested in seeing a concert this weekend.",
+    "I got to book the home",
+    "We have to catch a bus to Reno on the 5th.",
+    "We'd love to see a play tomorrow.",
+    "Check the weather in Paris for me.",
+    "Find a hair stylist in Berkeley.",
+])
+def test_a_want_a_need_or_an_order_is_a_request(said: str) -> None:
+    assert asks_for_something(said)
+
+
+@pytest.mark.parametrize("said", [
+    "i have a cold",
+    "we went to the beach yesterday",
+    "what's the tallest mountain in the world",
+    "check out this view",
+])
+def test_chat_and_questions_of_knowledge_ask_for_nothing(said: str) -> None:
+    assert not asks_for_something(said)
+
+
 def test_a_promise_without_a_question_stands_for_the_action() -> None:
     assert promises_action("Yes, I can call you a cab now.")
     assert promises_action("Sure, I'll book it.")
