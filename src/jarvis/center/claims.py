@@ -105,8 +105,9 @@ _REQUEST = re.compile(
 
 def asks_for_something(utterance: str) -> bool:
     """Whether `utterance` asks for something to be done or found (a want, a need, a
-    request of the assistant, in any of its sentences) or asks about the user's own
-    things ("what's my balance?"), as opposed to a question of general knowledge."""
+    plan to do, a request of the assistant, an order: "I wish to ...", "can you ...",
+    "find a ...", in any of its sentences) or asks about the user's own things ("what's
+    my balance?"), as opposed to a question of general knowledge."""
     return _REQUEST.search(utterance.replace("\u2019", "'")) is not None
 
 
