@@ -93,11 +93,11 @@ def promises_action(answer: str) -> bool:
 
 _REQUEST = re.compile(
     r"(?:^|[.!?,;:]\s)\W*(?:(?:hi|hello|hey)\b\W*)?(?:(?:i|we)(?:'d| would) (?:like|love)"
-    r"|(?:i|we) (?:want|wanna|need|wish|gotta)|i'?m looking (?:for|to)"
-    r"|i am looking (?:for|to)|i'?m searching|i am searching|(?:i'?m|i am|we'?re|we are)"
-    r" (?:trying|hoping|planning|interested)|i was hoping|(?:i|we)(?:'ve| have)? got to"
-    r"|(?:i|we) have to|can you|could you|would you|will you|please|help me|find me|get me"
-    r"|book me|(?:find|search for|check) (?:a|an|the|my|some|for|me))\b"
+    r"|(?:i|we) (?:want|wanna|need|wish|gotta|have to)|(?:i|we)(?:'ve| have)? got to"
+    r"|(?:i'?m|i am) (?:looking (?:for|to)|searching)|i was hoping"
+    r"|(?:i'?m|i am|we'?re|we are) (?:trying|hoping|planning|interested)"
+    r"|can you|could you|would you|will you|please|help me|find me|get me|book me"
+    r"|(?:find|search for|check) (?:a|an|the|my|some|for|me))\b"
     # Or a question about the user's own things: only a tool (or they) could answer it.
     r"|\b(?:what|when|where|which|how|who|is|are|do|does|did)\b.*\b(?:my|our)\b",
     re.IGNORECASE)

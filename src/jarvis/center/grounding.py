@@ -504,15 +504,15 @@ def repeated_values(arguments: Mapping[str, Any], schema: dict[str, Any], said: 
                 and not ISO_DAY.fullmatch(value) and re.search(r"[^\W\d_]", value)):
             holders.setdefault(" ".join(content_words(value)), []).append(key)
     heard = " ".join(content_words(said))
+    times = {text: _times_said(text, heard) for text in holders}
     repeated = []
     for text, keys in holders.items():
-        times = _times_said(text, heard)
-        repeated += keys[: max(len(keys) - times, 0)]
+        repeated += keys[: max(len(keys) - times[text], 0)]
     # So is a value written again inside another with its parameter's name ("genre":
     # "directed by Rachel Lears" beside "directed_by": "Rachel Lears"), said once.
     order = list(arguments)
     for part, part_keys in holders.items():
-        if _times_said(part, heard) != 1:
+        if times[part] != 1:
             continue
         for whole, whole_keys in holders.items():
             if whole != part and _holds_with_its_name(whole, part, part_keys[-1]):
