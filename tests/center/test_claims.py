@@ -10,6 +10,7 @@ from center_helpers import WEATHER_TOOL, conversation_id, function_tool
 from jarvis.center.claims import (
     REFUSAL,
     asks_for_something,
+    asks_the_user_back,
     promises_action,
     settles_the_users_question,
     states_tool_facts,
@@ -126,6 +127,14 @@ def test_a_promise_without_a_question_stands_for_the_action() -> None:
     assert not promises_action("I can't do that.")
 
 
+def test_a_question_back_asks_what_the_user_wants_an_offer_of_help_does_not() -> None:
+    assert asks_the_user_back("Selena Gomez is a singer. What song do you like?")
+    assert asks_the_user_back("Sure! Which city are you leaving from?")
+    assert not asks_the_user_back("Good evening! What can I do for you?")
+    assert not asks_the_user_back("How can I help you today?")
+    assert not asks_the_user_back("Lima is the capital of Peru.")
+
+
 ATTRACTIONS = function_tool("find_attractions", {"location": {"type": "string"}}, ["location"],
                             "Browse attractions in a given city")
 
@@ -135,6 +144,9 @@ def test_words_in_place_of_a_named_tool_are_refused_small_talk_is_not(
 ) -> None:
     # Scripted: the model answers in words instead of calling the tool the request names.
     backend = ScriptedBackend([text("Historical Landmark: The Golden Gate Bridge"),
+                               # Asked again for the call its result stands for: a place
+                               # nobody said, so the refusal stands.
+                               tool_calls(("find_attractions", {"location": "San Francisco"})),
                                text("Yes, I can show you attractions now."),
                                # Asked again for the call it promised: a place nobody said.
                                tool_calls(("find_attractions", {"location": "Paris"})),
@@ -159,6 +171,8 @@ def test_words_in_place_of_a_named_tool_are_refused_small_talk_is_not(
     assert ask("can you hear me")["assistant_message"] == "Yes, I can hear you."
     # A request for something no tool serves: a result in words is made up all the same.
     assert ask("I need a oneway flight")["assistant_message"] == REFUSAL
+    assert [r.must_call for r in backend.requests] == [False, True, False, True, False, False,
+                                                       False, False]
 
 
 @pytest.mark.parametrize(("answer", "said"), [

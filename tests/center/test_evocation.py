@@ -7,7 +7,13 @@ from typing import Any
 
 from center_helpers import function_tool
 
-from jarvis.center.evocation import declaration_words, distinct_values, evokes, values_heard
+from jarvis.center.evocation import (
+    declaration_words,
+    distinct_values,
+    evokes,
+    values_heard,
+    without_names,
+)
 from jarvis.center.toolspec import ToolSpec, build_catalog
 
 FIND_BUS = function_tool(
@@ -100,3 +106,14 @@ def test_a_choice_or_a_yes_no_counts_as_said_only_where_its_words_were() -> None
     assert values_heard(call, spec, "play the ones Anthony Maras directs") \
         == {"action": "play", "query": "ones Anthony Maras directs"}
     assert values_heard(["not", "an", "object"], spec, "play") == {}
+
+
+def test_a_request_is_weighed_without_the_names_its_call_took_from_it() -> None:
+    bus = _spec(FIND_BUS)
+    said = "I need a bus from Fresno Central Station to San Diego, economy please."
+    call = {"from_location": "Fresno Central Station", "to_location": "San Diego",
+            "fare_type": "economy"}
+    # A choice among options is no name: it tells what kind of thing is asked for.
+    assert without_names(said, call, bus) == "I need a bus from to economy please."
+    assert without_names(said, {}, bus) == said
+    assert without_names(said, "not a call", bus) == said

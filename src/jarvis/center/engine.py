@@ -34,12 +34,19 @@ from jarvis.center import dates
 from jarvis.center.claims import (
     REFUSAL,
     asks_for_something,
+    asks_the_user_back,
     promises_action,
     settles_the_users_question,
     states_tool_facts,
     unsaid_specifics,
 )
-from jarvis.center.evocation import EVOKED_BY_MEANING, distinct_values, evokes, values_heard
+from jarvis.center.evocation import (
+    EVOKED_BY_MEANING,
+    distinct_values,
+    evokes,
+    values_heard,
+    without_names,
+)
 from jarvis.center.grounding import (
     ISO_DAY,
     free_text,
@@ -109,6 +116,8 @@ log = logging.getLogger(__name__)
 
 # Longest tool result (JSON text) put into the prompt; a small model has a small context.
 MAX_TOOL_CONTENT = 8_000
+# The tools a request is nearest in meaning that a turn's trace lists.
+_RELATED_TRACED = 3
 
 LLM_ERROR_MESSAGES: dict[type[LLMError], str] = {
     LLMTimeoutError: "The language model took too long to answer. Please try again.",
@@ -705,7 +714,7 @@ class Engine:
                 if lookup is not None:
                     looked, first = True, lookup
                     continue
-                return self._ask_for(turn, *ask)
+                return self._ask_for(turn, *ask, arguments=_arguments_of(calls, ask[2]))
             if not problems:
                 return self._send_calls(turn, calls, reply)
             retries += 1
@@ -762,18 +771,26 @@ class Engine:
     def _words_for_a_call(
         self, turn: _Turn, reply: LLMReply, node_errors: list[dict[str, Any]] | None
     ) -> bool:
-        """Whether an answer in words promises the action of a tool the request means
-        (relatedness, see center/meaning), "Yes, I can call you a cab now.", or settles a
-        question about the user's things that only a tool can: "Yes, my rice is ready."
-        Specifics alone are no sign of a call: an answer to a question about the world
-        has them too, and such a question can be near a tool in meaning. Not after a
-        node's validation error or a server tool's result."""
+        """Whether an answer in words stands where a call of a tool the request means
+        (relatedness, see center/meaning) belongs: it promises the action ("Yes, I can
+        call you a cab now."), settles a question about the user's things that only a tool
+        can ("Yes, my rice is ready."), or, to a request for something done or found,
+        gives a result nobody said ("Here are some cool places: 1. Paris ...") or asks the
+        user back ("What song do you like?"), as the tool's parameters would. Specifics
+        alone are no sign of a call: an answer to a question about the world has them
+        too, and such a question can be near a tool in meaning. Not after a node's
+        validation error or a server tool's result."""
         text = (reply.content or "").strip()
         if not text or node_errors or turn.trace["server_tools"] or not self._tools(turn):
             return False
         related = self._related(turn, turn.voice_command).values()
-        return max(related, default=0.0) >= EVOKED_BY_MEANING and (
-            promises_action(text) or settles_the_users_question(text, turn.voice_command))
+        if max(related, default=0.0) < EVOKED_BY_MEANING:
+            return False
+        if promises_action(text) or settles_the_users_question(text, turn.voice_command):
+            return True
+        return asks_for_something(turn.voice_command) and (
+            asks_the_user_back(text) or states_tool_facts(text)
+            or bool(unsaid_specifics(text, _said_in(turn))))
 
     def _value_to_ask(
         self, turn: _Turn, calls: list[LLMToolCall], problems: list[CallProblem]
@@ -932,6 +949,9 @@ class Engine:
             since = time.perf_counter()
             turn.related[text] = self.relatedness.scores(text, turn.catalog)
             turn.stage("relatedness", since)
+            if text == turn.voice_command:  # the tools the request is nearest, for the log
+                nearest = sorted(turn.related[text].items(), key=lambda kv: -kv[1])
+                turn.trace["related"] = dict(nearest[:_RELATED_TRACED])
         return turn.related[text]
 
     @staticmethod
@@ -1088,11 +1108,13 @@ class Engine:
         return None
 
     def _ask_for(
-        self, turn: _Turn, tool: str, param: str, tool_call_id: str | None
+        self, turn: _Turn, tool: str, param: str, tool_call_id: str | None,
+        arguments: dict[str, Any] | None = None,
     ) -> tuple[ToolCallingResponse, dict[str, Any] | None]:
-        """Ask the user for one value of `tool` (absent, or not said); a tool nothing the
-        user said names is no request of theirs (see evocation.py): nothing to ask."""
-        if not self._named(turn, tool):
+        """Ask the user for one value of `tool` (absent, or not said; `arguments`: what its
+        call holds); a tool nothing the user said names is no request of theirs (see
+        evocation.py): nothing to ask."""
+        if not self._named(turn, tool, arguments):
             turn.trace["unevoked"] = {"tool": tool, "parameter": param}
             return self._complete(turn, REFUSAL)
         spec = turn.catalog.tools[tool].params.get(param)
@@ -1101,13 +1123,21 @@ class Engine:
         return self._ask_user(turn, _parameter_question(param, options, kind), param, options,
                               tool_call_id, tool)
 
-    def _named(self, turn: _Turn, tool: str, values_said: int = 0) -> bool:
-        """Whether what the user said in the conversation names `tool` (see evocation.py)."""
+    def _named(self, turn: _Turn, tool: str, arguments: Any = None, values_said: int = 0
+               ) -> bool:
+        """Whether what the user said in the conversation names `tool` (see evocation.py),
+        weighed by meaning once more without the names the call (`arguments`) took from it."""
         said = _user_words(turn)
         # The first turn's words are this utterance, already weighed for the LLM request.
         text = turn.voice_command if said == self._heard(turn.voice_command) else said
-        return evokes(said, turn.catalog.tools[tool], self._related(turn, text).get(tool),
-                      values_said)
+        spec = turn.catalog.tools[tool]
+        if evokes(said, spec, self._related(turn, text).get(tool), values_said):
+            return True
+        rest = without_names(text, arguments, spec)
+        if rest == text or not evokes(said, spec, self._related(turn, rest).get(tool)):
+            return False
+        turn.trace["named_without_names"] = tool
+        return True
 
     def _stands_in_for_a_tool(self, turn: _Turn, text: str) -> bool:
         """Whether an answer in words to a request that means a tool gives specifics nobody
@@ -1130,8 +1160,12 @@ class Engine:
         look-alike the model reached for, no request of the user's. Values left in a call
         were said (see `_first_unsaid`)."""
         zone, said = _zone(turn), _user_words(turn)
-        named = [c for c in calls if self._named(turn, c.name, distinct_values(values_heard(
-            json.loads(c.arguments or "{}"), turn.catalog.tools[c.name], said), zone, turn.now))]
+        named = []
+        for call in calls:
+            arguments = json.loads(call.arguments or "{}")
+            heard = values_heard(arguments, turn.catalog.tools[call.name], said)
+            if self._named(turn, call.name, arguments, distinct_values(heard, zone, turn.now)):
+                named.append(call)
         if len(named) < len(calls):
             turn.trace["unevoked_calls"] = [c.name for c in calls if c not in named]
         return named
@@ -1220,6 +1254,16 @@ def _node_errors(results: list[ToolResult]) -> list[dict[str, Any]]:
             for param, values in by_param.items():
                 out.append({"param_name": param, "valid_values": values})
     return out
+
+
+def _arguments_of(calls: list[LLMToolCall], call_id: str) -> dict[str, Any]:
+    """The arguments of the call `call_id` among `calls` (empty when unreadable)."""
+    call = next((c for c in calls if c.id == call_id), None)
+    try:
+        arguments = json.loads(call.arguments or "{}") if call is not None else {}
+    except json.JSONDecodeError:
+        return {}
+    return arguments if isinstance(arguments, dict) else {}
 
 
 def _call_name(turn: _Turn, call_id: str) -> str | None:

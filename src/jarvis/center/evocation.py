@@ -6,9 +6,11 @@ Before asking the user for a value of a tool, or calling it, something the user 
 name it: a word of the tool's own declaration (its name, description, parameter names and
 descriptions, enum values, keywords, synonyms) other than a verb every kind of request
 uses ("book", "search", "buy": "book a house" names no `book_appointment`), or words near
-it in meaning; a call may also show it by holding several values the user said (a choice
-among a parameter's options, or a yes/no, counts only where its words were said: a
-model picks `action="play"` for any request it sends to a music tool).
+it in meaning, weighed again without the names the call took from them ("a cab to
+Szechwan Restaurant" is a ride to somewhere); a call may also show it by holding several
+values the user said (a choice among a parameter's options, or a yes/no, counts only
+where its words were said: a model picks `action="play"` for any request it sends to a
+music tool).
 Otherwise the request is answered as one the center cannot help with. Every command
 author reaches this through the declaration; a tool whose declaration has no telling word
 is always taken as named.
@@ -16,16 +18,17 @@ is always taken as named.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
 from jarvis.center.dates import dates_heard
-from jarvis.center.grounding import ISO_DAY
+from jarvis.center.grounding import FUNCTION_WORDS, ISO_DAY, free_text
 from jarvis.center.keywords import REQUEST_VERBS, keyword_heard, telling_words, words
 from jarvis.center.toolspec import ToolSpec
 
 __all__ = ["EVIDENT_VALUES", "EVOKED_BY_MEANING", "declaration_words", "distinct_values",
-           "evokes", "values_heard"]
+           "evokes", "values_heard", "without_names"]
 
 # Relatedness (cosine of sentence vectors) at which the request means the tool without
 # sharing a word with its declaration; fitted on SGD train.
@@ -109,3 +112,25 @@ def _day_of(value: str, timezone: str, now: datetime | None) -> str | None:
     except ValueError:  # an unknown zone: no day in words is known
         return None
     return found[0][0][:10] if len(found) == 1 and len(found[0]) == 1 else None
+
+
+def without_names(request: str, arguments: Any, spec: ToolSpec) -> str:
+    """`request` without the words of the call's free-text values it holds: the names it
+    gives (a place, a title) say nothing of what it asks for, and weigh the sentence's
+    meaning away from it ("I need a cab to Szechwan Restaurant" is a ride to somewhere)."""
+    if not isinstance(arguments, dict):
+        return request
+    props = spec.parameters.get("properties") or {}
+    named = {w for key, value in arguments.items()
+             if isinstance(value, str) and free_text(props.get(key) or {})
+             for w in words(value) if w not in FUNCTION_WORDS}
+    if not named:
+        return request
+    kept = [w for w in re.findall(r"\S+", request) if _bare(w) not in named]
+    return " ".join(kept)
+
+
+def _bare(word: str) -> str:
+    """A word of the request as `words` spells it (lowercase, no punctuation around)."""
+    found = words(word)
+    return found[0] if len(found) == 1 else word.lower()

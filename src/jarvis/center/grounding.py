@@ -495,8 +495,9 @@ def repeated_values(arguments: Mapping[str, Any], schema: dict[str, Any], said: 
     was said: words said once fill one parameter. A small model writes the name it heard
     at the first key that could hold it ("genre": "Night Train") and again at its own
     ("album": "Night Train"), so the last is kept; so, too, where one value holds the
-    other beside a word of the other's parameter name. Days and times are left alone (a
-    car picked up and returned on the same day)."""
+    other beside a word of the other's parameter name, and where an option chosen holds
+    it (the option is kept). Days and times are left alone (a car picked up and returned
+    on the same day)."""
     props = schema.get("properties") or {}
     holders: dict[str, list[str]] = {}
     for key, value in arguments.items():
@@ -508,6 +509,13 @@ def repeated_values(arguments: Mapping[str, Any], schema: dict[str, Any], said: 
     repeated = []
     for text, keys in holders.items():
         repeated += keys[: max(len(keys) - times[text], 0)]
+    # An option chosen holds the words it was said in: written at a free-text key too
+    # ("location": "Historical Landmark" beside that "category"), they are said once more.
+    chosen = {" ".join(content_words(value)) for key, value in arguments.items()
+              if isinstance(value, str) and text_choice(props.get(key) or {})}
+    for text, keys in holders.items():
+        if text in chosen and times[text] == 1:
+            repeated += [key for key in keys if key not in repeated]
     # So is a value written again inside another with its parameter's name ("genre":
     # "directed by Rachel Lears" beside "directed_by": "Rachel Lears"), said once.
     order = list(arguments)

@@ -5,16 +5,18 @@
 will you pick it up?" for a car nobody has chosen. When the center is about to ask for a
 value of a tool, another tool is tried first if
 
-- it is of the same kind (a word said is of both tools' names or descriptions: "car")
+- it is of the same kind (a word said is of both tools' declarations: "car"; of the
+  other's, its parameters' descriptions count too: "City where the doctor is located")
   and means the request about as much (relatedness within `MEANING_MARGIN`),
 - it needs fewer values, at least one (a look-up is made with something said; a tool
   that needs nothing reads out a state, and is no search for anything),
 - the user said none of the values that only the first tool takes ("at The Cartwright
   Hotel" names the hotel to reserve), and
 - no word of the request is the first tool's own, one of its name, description or
-  required parameters' names that the other's do not share ("reserve a table", "a
-  flight returning on the 14th" keep their tool; any verb of trading stands for another:
-  "reserve a bus" says "Buy tickets").
+  required parameters' names that the other's declaration, parameters' descriptions
+  included, does not share ("reserve a table", "a flight returning on the 14th" keep
+  their tool; any verb of trading stands for another: "reserve a bus" says "Buy
+  tickets").
 
 Only what the tools' authors wrote decides: their names, descriptions and parameters.
 """
@@ -88,9 +90,20 @@ def _declared(spec: ToolSpec, keys: Iterable[str] | None = None) -> set[str]:
     return named | telling_words(" ".join([spec.description, *map(str, keys)]))
 
 
+def _described(spec: ToolSpec) -> set[str]:
+    """The telling words of a tool's parameters' descriptions ("City where the doctor is
+    located": a tool for finding doctors, whatever its own description calls them), but
+    for words of trading: a search's "Number of rooms in the reservation" speaks of the
+    booking it leads to, not of what it does."""
+    props = spec.parameters.get("properties") or {}
+    found = telling_words(" ".join(str(p.get("description") or "") for p in props.values()
+                                   if isinstance(p, dict)))
+    return {w for w in found if not any(_alike(w, verb) for verb in TRADING_VERBS)}
+
+
 def _same_kind(chosen: ToolSpec, other: ToolSpec, heard: list[str]) -> bool:
-    """Whether a word said is of both tools' names or descriptions ("a rental car")."""
-    theirs = list(_declared(other, keys=()))
+    """Whether a word said is of both tools' declarations ("a rental car")."""
+    theirs = list(_declared(other, keys=()) | _described(other))
     return any(_alike(w, h) and any(_alike(w, t) for t in theirs)
                for w in _declared(chosen, keys=()) for h in heard)
 
@@ -98,7 +111,7 @@ def _same_kind(chosen: ToolSpec, other: ToolSpec, heard: list[str]) -> bool:
 def _own_words(chosen: ToolSpec, other: ToolSpec) -> list[str]:
     """Words `chosen` declares that `other` does not, not even with another ending
     ("return" of `return_date` beside a one-way search)."""
-    theirs = list(_declared(other, other.parameters.get("properties") or {}))
+    theirs = list(_declared(other, other.parameters.get("properties") or {}) | _described(other))
     return [w for w in _declared(chosen)
             if not any(_alike(w, t) for t in theirs)]
 
