@@ -189,6 +189,22 @@ def test_a_value_whose_only_words_said_name_a_parameter_is_not_said() -> None:
                            "how big is my music folder") == []
 
 
+INNS = {"type": "object", "required": ["town"], "properties": {
+    "town": {"type": "string", "description": "Town of the inn"},
+    "stars": {"type": "integer", "description": "Star rating"}}}
+
+
+def test_a_count_beside_the_tools_kind_and_a_parameters_name_is_no_value() -> None:
+    # A rating and the kind of thing the tool finds: no town in it.
+    assert unsaid_required({"town": "3 stars inn"}, INNS, "find a room in a 3 stars inn",
+                           tool="search_inn") == ["town"]
+    # A name beside the kind stands.
+    assert unsaid_required({"town": "Ashford inn"}, INNS, "a 3 stars inn in Ashford",
+                           tool="search_inn") == []
+    assert unsaid_required({"town": "Ashford 3"}, INNS, "an inn in Ashford 3",
+                           tool="search_inn") == []
+
+
 SONGS = {"type": "object", "properties": {
     "genre": {"type": "string"}, "artist": {"type": "string"}, "album": {"type": "string"},
     "day": {"type": "string"}, "back": {"type": "string"}}}

@@ -333,17 +333,19 @@ def _copies_schema(key: str, value: str, schema: dict[str, Any], heard: list[str
 def _said_only_as_a_kind(key: str, value: str, heard: list[str], others: frozenset[str]
                          ) -> bool:
     """Whether the words of a text value that were `heard` only name a parameter, this
-    one or another (words of their names): a value holding its parameter's own word and
-    words nobody said, or another parameter's name. A value made only of words of its own
-    parameter's name, all heard, stands. Descriptions are left out: they hold examples of
-    values, not names of kinds."""
+    one or another, or the tool (words of their names), numbers aside: a value holding
+    its parameter's own word and words nobody said, or another parameter's name ("2 star
+    hotel" for a hotel search's `destination`: a rating and the tool's kind). A value
+    made only of words of its own parameter's name, all heard, stands. Descriptions are
+    left out: they hold examples of values, not names of kinds."""
     own = words(key.replace("_", " "))
     meaningful = content_words(value)
     spoken = [w for w in meaningful if word_said(w, heard)]
-    if not spoken or not all(word_said(w, own) or w in others for w in spoken):
+    kinds = [w for w in spoken if not NUMBER.fullmatch(w)]
+    if not kinds or not all(word_said(w, own) or w in others for w in kinds):
         return False
     return len(spoken) < len(meaningful) or any(
-        w in others and not word_said(w, own) for w in spoken)
+        w in others and not word_said(w, own) for w in kinds)
 
 
 # A capitalized word of a value shorter than this may be left unsaid ("Las Vegas", "The").
@@ -422,7 +424,7 @@ def _clock_time_said(value: str, said: str) -> bool:
 def _value_said(key: str, value: Any, schema: dict[str, Any], said: str,
                 synonyms: Mapping[str, Iterable[str]], times_said: bool, tool: str,
                 others: frozenset[str] = frozenset()) -> bool:
-    """`others`: the words of the tool's other parameters' names."""
+    """`others`: the words of the tool's name and of its other parameters' names."""
     if isinstance(value, list):
         items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
         return all(_value_said(key, v, items, said, synonyms, times_said, tool, others)
@@ -462,7 +464,12 @@ def _unsaid(keys: Iterable[str], arguments: Mapping[str, Any], schema: dict[str,
             if isinstance(props.get(key), dict) and arguments.get(key) is not None
             and not _value_said(key, arguments[key], props[key], said,
                                 (synonyms or {}).get(key, {}), times_said, tool,
-                                _name_words(props, key))]
+                                _name_words(props, key) | _kind_words(tool))]
+
+
+def _kind_words(tool: str) -> frozenset[str]:
+    """The meaningful words of a tool's name ("hotel" of `search_hotel`)."""
+    return frozenset(content_words(tool.replace("_", " "))) if tool else frozenset()
 
 
 def _name_words(props: Mapping[str, Any], key: str) -> frozenset[str]:
