@@ -116,8 +116,8 @@ _OFFER = re.compile(r"\b(?:help|assist|do for)\s+you\b", re.IGNORECASE)
 
 
 def asks_the_user_back(answer: str) -> bool:
-    """Whether `answer` ends in a question to the user about what they want ("What song
-    do you like?"), rather than an offer of help ("How can I help you?")."""
+    """Whether `answer` ends in a question to the user about what they want ("Which
+    city are you leaving from?"), rather than an offer of help ("How can I help you?")."""
     text = answer.strip()
     last = re.split(r"(?<=[.!?])\s+", text)[-1]
     return text.endswith("?") and _OFFER.search(last) is None

@@ -710,11 +710,12 @@ class Engine:
             calls, problems = self._check_calls(turn, calls)
             ask = self._value_to_ask(turn, calls, problems)
             if ask is not None:
-                lookup = None if looked else self._lookup_first(turn, calls, ask[0])
+                arguments = _arguments_of(calls, ask[2])
+                lookup = None if looked else self._lookup_first(turn, ask[0], arguments)
                 if lookup is not None:
                     looked, first = True, lookup
                     continue
-                return self._ask_for(turn, *ask, arguments=_arguments_of(calls, ask[2]))
+                return self._ask_for(turn, *ask, arguments=arguments)
             if not problems:
                 return self._send_calls(turn, calls, reply)
             retries += 1
@@ -776,7 +777,7 @@ class Engine:
         call you a cab now."), settles a question about the user's things that only a tool
         can ("Yes, my rice is ready."), or, to a request for something done or found,
         gives a result nobody said ("Here are some cool places: 1. Paris ...") or asks the
-        user back ("What song do you like?"), as the tool's parameters would. Specifics
+        user back ("Which city are you leaving from?"), as the tool's parameters would. Specifics
         alone are no sign of a call: an answer to a question about the world has them
         too, and such a question can be near a tool in meaning. Not after a node's
         validation error or a server tool's result."""
@@ -802,20 +803,15 @@ class Engine:
             return absent[0].tool_name, str(absent[0].param), absent[0].tool_call_id
         return None if problems else self._first_unsaid(turn, calls)
 
-    def _lookup_first(self, turn: _Turn, calls: list[LLMToolCall], tool: str
+    def _lookup_first(self, turn: _Turn, tool: str, arguments: dict[str, Any] | None
                       ) -> LLMReply | None:
-        """Before asking for a value of `tool`, in the first turn of a conversation: a call
-        to a look-up the request means as much (see lookup_first.py), or None."""
+        """Before asking for a value of `tool`, whose call holds `arguments` (None: no
+        readable call), in the first turn of a conversation: a call to a look-up the
+        request means as much (see lookup_first.py), or None."""
         spec = turn.catalog.tools.get(tool)
-        call = next((c for c in calls if c.name == tool), None)
-        if turn.history or spec is None or call is None:
+        if turn.history or spec is None or arguments is None:
             return None
-        try:
-            arguments = json.loads(call.arguments or "{}")
-        except json.JSONDecodeError:
-            return None
-        other = lookup_instead(spec, arguments if isinstance(arguments, dict) else {},
-                               turn.catalog, turn.voice_command,
+        other = lookup_instead(spec, arguments, turn.catalog, turn.voice_command,
                                self._related(turn, turn.voice_command))
         if other is None:
             return None
@@ -1256,13 +1252,16 @@ def _node_errors(results: list[ToolResult]) -> list[dict[str, Any]]:
     return out
 
 
-def _arguments_of(calls: list[LLMToolCall], call_id: str) -> dict[str, Any]:
-    """The arguments of the call `call_id` among `calls` (empty when unreadable)."""
+def _arguments_of(calls: list[LLMToolCall], call_id: str) -> dict[str, Any] | None:
+    """The arguments of the call `call_id` among `calls` (empty when they are no object;
+    None when there is no such call or its arguments are no JSON)."""
     call = next((c for c in calls if c.id == call_id), None)
+    if call is None:
+        return None
     try:
-        arguments = json.loads(call.arguments or "{}") if call is not None else {}
+        arguments = json.loads(call.arguments or "{}")
     except json.JSONDecodeError:
-        return {}
+        return None
     return arguments if isinstance(arguments, dict) else {}
 
 

@@ -9,8 +9,8 @@ uses ("book", "search", "buy": "book a house" names no `book_appointment`), or w
 it in meaning, weighed again without the names the call took from them ("a cab to
 Szechwan Restaurant" is a ride to somewhere); a call may also show it by holding several
 values the user said (a choice among a parameter's options, or a yes/no, counts only
-where its words were said: a model picks `action="play"` for any request it sends to a
-music tool).
+where its words were said: a model picks one of the options for any request it sends to
+a tool that has them).
 Otherwise the request is answered as one the center cannot help with. Every command
 author reaches this through the declaration; a tool whose declaration has no telling word
 is always taken as named.

@@ -460,11 +460,12 @@ def _unsaid(keys: Iterable[str], arguments: Mapping[str, Any], schema: dict[str,
             times_said: bool, tool: str) -> list[str]:
     """Those of `keys` whose values (present, with a schema) nothing `said` accounts for."""
     props = schema.get("properties") or {}
+    kind = _kind_words(tool)
     return [key for key in keys
             if isinstance(props.get(key), dict) and arguments.get(key) is not None
             and not _value_said(key, arguments[key], props[key], said,
                                 (synonyms or {}).get(key, {}), times_said, tool,
-                                _name_words(props, key) | _kind_words(tool))]
+                                _name_words(props, key) | kind)]
 
 
 def _kind_words(tool: str) -> frozenset[str]:
