@@ -8,6 +8,7 @@ from jarvis.center.keywords import (
     asks_for_information,
     keyword_heard,
     keyword_hints,
+    says_searching,
     words,
 )
 from jarvis.node.registry import discover_commands
@@ -149,3 +150,17 @@ def test_a_plain_tool_is_known_by_the_distinctive_words_of_its_declaration() -> 
 def test_a_question_for_information_is_told_from_a_request(utterance: str,
                                                            question: bool) -> None:
     assert asks_for_information(utterance) is question
+
+
+@pytest.mark.parametrize(("text", "searching"), [
+    ("Can you find me some songs?", True),
+    ("I'm looking for some music off the album Expectations.", True),
+    ("look up the moon on wikipedia", True),
+    ("lookup_song Search for a song", True),  # a tool's name and description
+    ("look at the time", False),  # "look" alone is no search
+    ("play some music", False),
+    ("Find", True),
+    ("", False),
+])
+def test_a_verb_of_searching_is_heard(text: str, searching: bool) -> None:
+    assert says_searching(text) is searching

@@ -14,7 +14,7 @@ from center_helpers import conversation_id, function_tool
 from jarvis.center.engine import Engine
 from jarvis.center.llm.base import LLMTimeoutError
 from jarvis.center.llm.scripted import ScriptedBackend, tool_calls
-from jarvis.center.lookup_first import lookup_instead
+from jarvis.center.lookup_first import lookup_instead, search_instead
 from jarvis.center.meaning import Relatedness
 from jarvis.center.store import Store
 from jarvis.center.toolspec import build_catalog
@@ -126,4 +126,71 @@ def test_the_center_asks_about_the_look_up_instead(tmp_path: Path,
     response, backend = _turn(tmp_path / "own", relatedness, "reserve a car for tomorrow",
                               tool_calls(("reserve_car", {})))
     assert response.validation_request.tool_name == "reserve_car"
+    assert len(backend.requests) == 1
+
+
+PLAYER = function_tool(
+    "media_player",
+    {"action": {"type": "string", "enum": ["play", "pause", "skip", "volume"]},
+     "query": {"type": "string", "description": "For play: the song, artist or album"}},
+    ["action"], "Play music (a song, artist or album), or pause, skip or set the volume")
+FIND_SONGS = function_tool(
+    "lookup_music",
+    {"genre": {"type": "string", "description": "Genre of the song"},
+     "artist": {"type": "string", "description": "Artist who performed the song"},
+     "album": {"type": "string", "description": "Album the song belongs to"}},
+    [], "Search for songs by genre, artist or album")
+
+
+def test_a_request_to_find_calls_the_tool_that_searches(relatedness: Relatedness) -> None:
+    catalog = build_catalog([PLAYER, FIND_SONGS, SET_TIMER], None)
+
+    def search(said: str, chosen: str = "media_player",
+               arguments: dict[str, Any] | None = None) -> str | None:
+        found = search_instead(catalog.tools[chosen], arguments or {"action": "play"},
+                               catalog, said, relatedness.scores(said, catalog))
+        return found.name if found else None
+
+    assert search("Can you please find me Linkin Park songs?",
+                  arguments={"action": "play", "query": "Linkin Park"}) == "lookup_music"
+    assert search("I'm looking for some music off the album Expectations.") == "lookup_music"
+    # No verb of searching, or the player's own word said: the player's call stands.
+    assert search("put on some Linkin Park songs") is None
+    assert search("find a Linkin Park song and play it") is None
+    # The tool that searches keeps its call; a tool of another kind is never searched for.
+    assert search("find me some songs", "lookup_music", {}) is None
+    assert search("find me a timer for 5 minutes", "set_timer", {"minutes": 5}) is None
+
+
+def _player_turn(tmp_path: Path, relatedness: Relatedness, utterance: str, *replies: Any
+                 ) -> tuple[Any, ScriptedBackend]:
+    backend = ScriptedBackend(list(replies))
+    store = Store(f"sqlite:///{tmp_path / 'c.db'}")
+    engine = Engine(store, backend, relatedness=relatedness)
+    cid = conversation_id()
+    engine.start(ConversationStartRequest(conversation_id=cid,
+                                          client_tools=[PLAYER, FIND_SONGS]))
+    try:
+        return engine.command(VoiceCommandRequest(conversation_id=cid,
+                                                  voice_command=utterance)), backend
+    finally:
+        store.close()
+
+
+def test_the_center_searches_instead_of_playing(tmp_path: Path,
+                                               relatedness: Relatedness) -> None:
+    response, backend = _player_turn(
+        tmp_path, relatedness, "Can you find me some Linkin Park songs?",
+        tool_calls(("media_player", {"action": "play", "query": "Linkin Park"})),
+        tool_calls(("lookup_music", {"artist": "Linkin Park"})))
+    assert response.stop_reason == "tool_calls"
+    assert [(c.function.name, c.function.parsed_arguments()) for c in response.tool_calls] == [
+        ("lookup_music", {"artist": "Linkin Park"})]
+    assert [r.only_tool for r in backend.requests] == [None, "lookup_music"]
+    # Asked to play, it plays: one request.
+    (tmp_path / "play").mkdir()
+    response, backend = _player_turn(
+        tmp_path / "play", relatedness, "play some Linkin Park songs",
+        tool_calls(("media_player", {"action": "play", "query": "Linkin Park"})))
+    assert [c.function.name for c in response.tool_calls] == ["media_player"]
     assert len(backend.requests) == 1

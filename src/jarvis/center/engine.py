@@ -69,7 +69,7 @@ from jarvis.center.llm.base import (
     complete_streaming,
 )
 from jarvis.center.local_turns import local_turn_messages
-from jarvis.center.lookup_first import lookup_instead
+from jarvis.center.lookup_first import lookup_instead, search_instead
 from jarvis.center.meaning import Relatedness
 from jarvis.center.prompt import (
     compact_dates_message,
@@ -709,12 +709,16 @@ class Engine:
                 continue
             calls, problems = self._check_calls(turn, calls)
             ask = self._value_to_ask(turn, calls, problems)
-            if ask is not None:
-                arguments = _arguments_of(calls, ask[2])
-                lookup = None if looked else self._lookup_first(turn, ask[0], arguments)
+            # The call asked about, else a lone valid call about to be sent.
+            target = (ask[0], ask[2]) if ask is not None else (
+                (calls[0].name, calls[0].id) if len(calls) == 1 and not problems else None)
+            arguments = _arguments_of(calls, target[1]) if target is not None else None
+            if not looked and target is not None:
+                lookup = self._lookup_first(turn, target[0], arguments, asking=ask is not None)
                 if lookup is not None:
                     looked, first = True, lookup
                     continue
+            if ask is not None:
                 return self._ask_for(turn, *ask, arguments=arguments)
             if not problems:
                 return self._send_calls(turn, calls, reply)
@@ -803,16 +807,19 @@ class Engine:
             return absent[0].tool_name, str(absent[0].param), absent[0].tool_call_id
         return None if problems else self._first_unsaid(turn, calls)
 
-    def _lookup_first(self, turn: _Turn, tool: str, arguments: dict[str, Any] | None
-                      ) -> LLMReply | None:
-        """Before asking for a value of `tool`, whose call holds `arguments` (None: no
-        readable call), in the first turn of a conversation: a call to a look-up the
-        request means as much (see lookup_first.py), or None."""
+    def _lookup_first(self, turn: _Turn, tool: str, arguments: dict[str, Any] | None,
+                      asking: bool) -> LLMReply | None:
+        """Before asking for a value of `tool` (`asking`) or sending its lone call, whose
+        call holds `arguments` (None: no readable call), in the first turn of a
+        conversation: a call to a look-up the request means as much (see
+        lookup_first.py), or None."""
         spec = turn.catalog.tools.get(tool)
         if turn.history or spec is None or arguments is None:
             return None
-        other = lookup_instead(spec, arguments, turn.catalog, turn.voice_command,
-                               self._related(turn, turn.voice_command))
+        said, related = turn.voice_command, self._related(turn, turn.voice_command)
+        other = search_instead(spec, arguments, turn.catalog, said, related)
+        if other is None and asking:
+            other = lookup_instead(spec, arguments, turn.catalog, said, related)
         if other is None:
             return None
         turn.trace["lookup_first"] = {"from": tool, "to": other.name}

@@ -100,6 +100,20 @@ TRADING_VERBS = frozenset({
     "buy", "buys", "buying", "bought", "purchase", "purchases", "purchased", "purchasing",
 })
 
+# Verbs of searching, and the verbs that search with a particle ("look for", "look up").
+_SEARCH_VERBS = frozenset({"find", "finds", "finding", "search", "searches", "searching",
+                           "lookup"})
+_LOOK = frozenset({"look", "looks", "looking"})
+
+
+def says_searching(text: str) -> bool:
+    """Whether `text` says a verb of searching ("find me ...", "look up ...", "Search for
+    a song"); "look" alone does not ("look at the time")."""
+    heard = words(text.replace("_", " "))
+    return any(w in _SEARCH_VERBS or (w in _LOOK and heard[i + 1 : i + 2] in (["for"], ["up"]))
+               for i, w in enumerate(heard))
+
+
 # Verbs of asking for something or of trading, said of every kind of thing ("book" a
 # table, a flight, a house): they say what is done, not to what, so alone they name no tool.
 REQUEST_VERBS = TRADING_VERBS | frozenset({

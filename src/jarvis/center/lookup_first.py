@@ -18,6 +18,11 @@ value of a tool, another tool is tried first if
   their tool; any verb of trading stands for another: "reserve a bus" says "Buy
   tickets").
 
+A request that says a verb of searching ("Can you find me some songs?") is a look-up even
+where the model's call of a tool of the same kind is complete (a player's `play`): a tool
+whose name or description says it searches is tried instead of a tool that does not say
+so, on the same conditions but the number of values (a search may need none).
+
 Only what the tools' authors wrote decides: their names, descriptions and parameters.
 """
 
@@ -27,7 +32,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from jarvis.center.grounding import FUNCTION_WORDS, word_said
-from jarvis.center.keywords import TRADING_VERBS, keyword_heard, telling_words, words
+from jarvis.center.keywords import (
+    TRADING_VERBS,
+    keyword_heard,
+    says_searching,
+    telling_words,
+    words,
+)
 from jarvis.center.toolspec import ToolCatalog, ToolSpec
 
 # Words that start with this many letters alike are one word ("reserve", "reservation").
@@ -45,20 +56,47 @@ def lookup_instead(
     `arguments`: what the call to `chosen` holds so far; `related`: tool name ->
     relatedness of the request by meaning (empty when it is not known: nothing is tried).
     """
-    if chosen.name not in related:
+    needed = len(_required(chosen))
+    found = [spec for spec in _stand_ins(chosen, arguments, catalog, said, related)
+             if 0 < len(_required(spec)) < needed]
+    return min(found, key=lambda s: (len(_required(s)), -related[s.name]), default=None)
+
+
+def search_instead(
+    chosen: ToolSpec, arguments: Mapping[str, Any], catalog: ToolCatalog, said: str,
+    related: Mapping[str, float],
+) -> ToolSpec | None:
+    """The tool that searches to call in place of `chosen`, whose call holds `arguments`,
+    for a request that says a verb of searching (None: keep `chosen`)."""
+    if not says_searching(said) or _searches(chosen):
         return None
-    needed = _required(chosen)
+    found = [spec for spec in _stand_ins(chosen, arguments, catalog, said, related)
+             if _searches(spec)]
+    return max(found, key=lambda s: related[s.name], default=None)
+
+
+def _stand_ins(
+    chosen: ToolSpec, arguments: Mapping[str, Any], catalog: ToolCatalog, said: str,
+    related: Mapping[str, float],
+) -> list[ToolSpec]:
+    """The tools of `chosen`'s kind that mean the request about as much and that nothing
+    said or held in the call makes `chosen`'s alone."""
+    if chosen.name not in related:
+        return []
     heard = words(said)
-    found = [
+    return [
         spec for spec in catalog.tools.values()
         if spec.name != chosen.name and spec.name in related
-        and 0 < len(_required(spec)) < len(needed)
         and related[spec.name] >= related[chosen.name] - MEANING_MARGIN
         and _same_kind(chosen, spec, heard)
         and not _names_its_own(chosen, spec, arguments)
         and not any(_says(w, h) for w in _own_words(chosen, spec) for h in heard)
     ]
-    return min(found, key=lambda s: (len(_required(s)), -related[s.name]), default=None)
+
+
+def _searches(spec: ToolSpec) -> bool:
+    """Whether a tool's name or description says it searches ("lookup_song")."""
+    return says_searching(f"{spec.name} {spec.description}")
 
 
 def _required(spec: ToolSpec) -> list[str]:
