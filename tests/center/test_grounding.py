@@ -237,6 +237,11 @@ def test_a_value_written_again_inside_another_with_its_name_fills_one_parameter(
     said = "Will you find a movie at Alameda Theatre & Cineplex?"
     assert repeated_values({"location": "Alameda Theatre & Cineplex",
                             "theater_name": "Cineplex"}, MOVIES, said) == ["location"]
+    # So is the tool's name: "movies" of `find_movies`.
+    said = "I want to watch a movie. I like Stephen Merchant movies."
+    written = {"genre": "Stephen Merchant movies", "directed_by": "Stephen Merchant"}
+    assert repeated_values(written, MOVIES, said, tool="find_movies") == ["genre"]
+    assert repeated_values(written, MOVIES, said, tool="set_reminder") == []
     # A value inside another without its parameter's name is the user's own words twice.
     assert repeated_values({"text": "buy milk at Safeway", "place": "Safeway"}, MOVIES,
                            "remind me to buy milk at Safeway") == []

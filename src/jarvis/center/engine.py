@@ -1092,7 +1092,7 @@ class Engine:
             checked = {k: v for k, v in arguments.items() if k not in carried}
             required = [str(k) for k in schema.get("required") or []]
             # A value the call holds twice, said once, is not yet said for the first key.
-            repeated = repeated_values(checked, schema, said)
+            repeated = repeated_values(checked, schema, said, tool=call.name)
             unsaid = unsaid_required(checked, schema, said, synonyms, times_said=times,
                                      tool=call.name)
             for param in [k for k in required if k in unsaid or k in repeated]:

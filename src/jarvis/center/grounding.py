@@ -497,15 +497,15 @@ def unsaid_required(
                    times_said, tool)
 
 
-def repeated_values(arguments: Mapping[str, Any], schema: dict[str, Any], said: str
-                    ) -> list[str]:
+def repeated_values(arguments: Mapping[str, Any], schema: dict[str, Any], said: str,
+                    tool: str = "") -> list[str]:
     """Keys whose free-text value a later key of the call holds too, beyond the times it
     was said: words said once fill one parameter. A small model writes the name it heard
     at the first key that could hold it ("genre": "Night Train") and again at its own
     ("album": "Night Train"), so the last is kept; so, too, where one value holds the
-    other beside a word of the other's parameter name, and where an option chosen holds
-    it (the option is kept). Days and times are left alone (a car picked up and returned
-    on the same day)."""
+    other beside a word of the other's parameter name or of the tool's (`tool`) name,
+    and where an option chosen holds it (the option is kept). Days and times are left
+    alone (a car picked up and returned on the same day)."""
     props = schema.get("properties") or {}
     holders: dict[str, list[str]] = {}
     for key, value in arguments.items():
@@ -525,13 +525,15 @@ def repeated_values(arguments: Mapping[str, Any], schema: dict[str, Any], said: 
         if text in chosen and times[text] == 1:
             repeated += [key for key in keys if key not in repeated]
     # So is a value written again inside another with its parameter's name ("genre":
-    # "directed by Rachel Lears" beside "directed_by": "Rachel Lears"), said once.
+    # "directed by Rachel Lears" beside "directed_by": "Rachel Lears"), or the tool's
+    # ("Rachel Lears movies" for `find_movies`), said once.
     order = list(arguments)
+    kind = _kind_words(tool)
     for part, part_keys in holders.items():
         if times[part] != 1:
             continue
         for whole, whole_keys in holders.items():
-            if whole != part and _holds_with_its_name(whole, part, part_keys[-1]):
+            if whole != part and _holds_with_its_name(whole, part, part_keys[-1], kind):
                 earlier = min(whole_keys[-1], part_keys[-1], key=order.index)
                 if earlier not in repeated:
                     repeated.append(earlier)
@@ -543,12 +545,12 @@ def _times_said(text: str, heard: str) -> int:
     return max(len(re.findall(rf"(?<!\S){re.escape(text)}(?!\S)", heard)), 1)
 
 
-def _holds_with_its_name(whole: str, part: str, key: str) -> bool:
+def _holds_with_its_name(whole: str, part: str, key: str, kind: frozenset[str]) -> bool:
     """Whether the words `whole` hold `part` in a row and, beside it, a word of `key`
-    (its parameter's name: "theatre" of `theater_name`)."""
+    (its parameter's name: "theatre" of `theater_name`) or one of the tool's `kind`."""
     if f" {part} " not in f" {whole} ":
         return False
-    named, own = words(key.replace("_", " ")), set(part.split())
+    named, own = [*words(key.replace("_", " ")), *kind], set(part.split())
     return any(word_said(w, named) for w in whole.split() if w not in own)
 
 
