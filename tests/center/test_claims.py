@@ -11,6 +11,7 @@ from jarvis.center.claims import (
     REFUSAL,
     asks_for_something,
     asks_the_user_back,
+    declines,
     promises_action,
     settles_the_users_question,
     states_tool_facts,
@@ -133,6 +134,14 @@ def test_a_question_back_asks_what_the_user_wants_an_offer_of_help_does_not() ->
     assert not asks_the_user_back("Good evening! What can I do for you?")
     assert not asks_the_user_back("How can I help you today?")
     assert not asks_the_user_back("Lima is the capital of Peru.")
+
+
+def test_an_answer_that_says_it_cannot_declines() -> None:
+    assert declines(REFUSAL)
+    assert declines("I'm unable to book rides.")
+    assert declines("Sorry, I am not able to do that.")
+    assert not declines("You can't park there after 6.")
+    assert not declines("I can call you a cab now.")
 
 
 ATTRACTIONS = function_tool("find_attractions", {"location": {"type": "string"}}, ["location"],

@@ -208,3 +208,19 @@ def test_the_names_a_request_gives_do_not_weigh_what_it_means(
     assert asked.stop_reason == "validation_required"
     assert asked.validation_request.tool_name == "get_ride"
     assert asked.validation_request.parameter_name == "shared_ride"
+
+
+def test_a_refusal_of_a_request_for_a_tool_it_means_is_asked_again_as_a_call(
+        tmp_path: Path, relatedness: Relatedness) -> None:
+    refusal = text("Sorry, I can't help with that.")
+    tools = [GET_RIDE, FIND_BUS]
+    asked, backend = _engine_turn(tmp_path, relatedness, "I need you to call a cab for me.",
+                                  refusal, tool_calls(("get_ride", {})), tools=tools)
+    assert asked.stop_reason == "validation_required"
+    assert asked.validation_request.parameter_name == "destination"
+    assert [r.must_call for r in backend.requests] == [False, True]
+    # A request that means no registered tool keeps the refusal: one request.
+    kept, backend = _engine_turn(tmp_path / "other", relatedness, "Can you find me a dentist?",
+                                 refusal, tools=tools)
+    assert kept.assistant_message == "Sorry, I can't help with that."
+    assert [r.must_call for r in backend.requests] == [False]

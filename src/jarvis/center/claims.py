@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["REFUSAL", "asks_for_something", "asks_the_user_back", "promises_action",
-           "settles_the_users_question", "states_tool_facts", "unsaid_specifics"]
+__all__ = ["REFUSAL", "asks_for_something", "asks_the_user_back", "declines",
+           "promises_action", "settles_the_users_question", "states_tool_facts",
+           "unsaid_specifics"]
 
 REFUSAL = "Sorry, I can't help with that."
 
@@ -121,6 +122,17 @@ def asks_the_user_back(answer: str) -> bool:
     text = answer.strip()
     last = re.split(r"(?<=[.!?])\s+", text)[-1]
     return text.endswith("?") and _OFFER.search(last) is None
+
+
+# The assistant saying it cannot do what was asked ("Sorry, I can't help with that.").
+_DECLINE = re.compile(r"\bi(?:'m| am)? (?:can't|cannot|can not|unable to|not able to)\b",
+                      re.IGNORECASE)
+
+
+def declines(answer: str) -> bool:
+    """Whether `answer` says the assistant cannot do it ("Sorry, I can't help with
+    that.", "I'm unable to book rides.")."""
+    return _DECLINE.search(answer.replace("\u2019", "'")) is not None
 
 
 _VERDICT = re.compile(r"^\W*(?:yes|no|nope|yeah|yep)\b", re.IGNORECASE)

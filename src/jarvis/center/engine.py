@@ -35,6 +35,7 @@ from jarvis.center.claims import (
     REFUSAL,
     asks_for_something,
     asks_the_user_back,
+    declines,
     promises_action,
     settles_the_users_question,
     states_tool_facts,
@@ -780,8 +781,9 @@ class Engine:
         (relatedness, see center/meaning) belongs: it promises the action ("Yes, I can
         call you a cab now."), settles a question about the user's things that only a tool
         can ("Yes, my rice is ready."), or, to a request for something done or found,
-        gives a result nobody said ("Here are some cool places: 1. Paris ...") or asks the
-        user back ("Which city are you leaving from?"), as the tool's parameters would. Specifics
+        gives a result nobody said ("Here are some cool places: 1. Paris ..."), asks the
+        user back ("Which city are you leaving from?"), as the tool's parameters would, or
+        declines what a tool is there for ("Sorry, I can't help with that."). Specifics
         alone are no sign of a call: an answer to a question about the world has them
         too, and such a question can be near a tool in meaning. Not after a node's
         validation error or a server tool's result."""
@@ -794,7 +796,7 @@ class Engine:
         if promises_action(text) or settles_the_users_question(text, turn.voice_command):
             return True
         return asks_for_something(turn.voice_command) and (
-            asks_the_user_back(text) or states_tool_facts(text)
+            asks_the_user_back(text) or declines(text) or states_tool_facts(text)
             or bool(unsaid_specifics(text, _said_in(turn))))
 
     def _value_to_ask(
