@@ -12,6 +12,7 @@ from jarvis.center.claims import (
     asks_for_something,
     asks_the_user_back,
     declines,
+    echoes_a_declaration,
     promises_action,
     settles_the_users_question,
     states_tool_facts,
@@ -214,3 +215,24 @@ def test_a_yes_about_the_users_things_is_refused(make_center: Any) -> None:
     center.start(cid, tools)
     reply = center.command(cid, "is my rice ready yet")
     assert (reply["stop_reason"], reply["assistant_message"]) == ("complete", REFUSAL)
+
+
+TOOL_TEXTS = [("find_movies", "Find movies by genre and optionally director"),
+              ("find_restaurants", "Find restaurants by city and cuisine"),
+              ("set_timer", "Set a timer for a number of minutes")]
+
+
+def test_an_answer_that_writes_out_a_tools_declaration_echoes_it() -> None:
+    assert echoes_a_declaration(
+        "movies get rated based on their genre and optionally director.", TOOL_TEXTS)
+    assert echoes_a_declaration("Find restaurant", TOOL_TEXTS)
+    # A few words in common, or one word of a name, are no copy.
+    assert not echoes_a_declaration("I can set a timer for you.", TOOL_TEXTS)
+    assert not echoes_a_declaration("Restaurants", TOOL_TEXTS)
+    assert not echoes_a_declaration("The biggest desert is the Sahara.", TOOL_TEXTS)
+    # Half the answer its own: a sentence that only shares a phrase is no copy.
+    assert not echoes_a_declaration(
+        "Critics rate films by genre and optionally director, plot, acting, music and "
+        "how well they are made.", TOOL_TEXTS)
+    assert not echoes_a_declaration("I can find movies by genre and optionally director.",
+                                    TOOL_TEXTS)

@@ -224,3 +224,16 @@ def test_a_refusal_of_a_request_for_a_tool_it_means_is_asked_again_as_a_call(
                                  refusal, tools=tools)
     assert kept.assistant_message == "Sorry, I can't help with that."
     assert [r.must_call for r in backend.requests] == [False]
+
+
+
+def test_a_tools_declaration_written_out_is_no_answer(
+        tmp_path: Path, relatedness: Relatedness) -> None:
+    echo = text("Find a bus journey for a given pair of cities")
+    refused, backend = _engine_turn(tmp_path, relatedness, "how do buses find their way", echo)
+    assert refused.assistant_message == "Sorry, I can't help with that."
+    assert [r.must_call for r in backend.requests] == [False]
+    # The assistant telling what it can do keeps its answer.
+    told = text("I can find a bus journey for a given pair of cities.")
+    kept, _ = _engine_turn(tmp_path / "told", relatedness, "what can you do", told)
+    assert kept.assistant_message == "I can find a bus journey for a given pair of cities."

@@ -15,16 +15,21 @@ now.") stands in for a result the tool never gave. So does one with specifics no
 said in answer to a request for something done or found ("I need a oneway flight" ->
 "Oneway flight: 100 miles to Chicago"), whether or not a tool serves it, and a yes or a
 no to a question about the user's own things ("is my rice ready yet?" -> "Yes, my rice
-is ready."): only a tool, or the user, knows that.
+is ready."): only a tool, or the user, knows that. An answer that writes out a tool's
+declaration ("Find restaurant", "movies get rated based on their genre and optionally
+director") is no answer at all.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+
+from jarvis.center.keywords import keyword_heard, telling_words, words
 
 __all__ = ["REFUSAL", "asks_for_something", "asks_the_user_back", "declines",
-           "promises_action", "settles_the_users_question", "states_tool_facts",
-           "unsaid_specifics"]
+           "echoes_a_declaration", "promises_action", "settles_the_users_question",
+           "states_tool_facts", "unsaid_specifics"]
 
 REFUSAL = "Sorry, I can't help with that."
 
@@ -133,6 +138,46 @@ def declines(answer: str) -> bool:
     """Whether `answer` says the assistant cannot do it ("Sorry, I can't help with
     that.", "I'm unable to book rides.")."""
     return _DECLINE.search(answer.replace("\u2019", "'")) is not None
+
+
+# Words in a row of a tool's description an answer holds to have copied it, and how many
+# of them must be telling words (not "the", "for", "get").
+_ECHO_RUN = 4
+_ECHO_TELLING = 2
+
+
+def echoes_a_declaration(answer: str, declarations: Iterable[tuple[str, str]]) -> bool:
+    """Whether `answer` writes out a tool's declaration (`declarations`: name and
+    description) instead of answering: nothing but the words of a tool's name ("Find
+    restaurant" for `find_restaurants`), or four words in a row of a description, two of
+    them telling, in an answer half made of that declaration's words ("movies get rated
+    based on their genre and optionally director" after "Find movies by genre and
+    optionally director"). A small model that cannot place a request copies the text it
+    was given; the assistant telling what it can do ("I can play music ...") does not."""
+    said = words(answer)
+    if not said or said[0] in ("i", "i'm", "i'll", "i've"):
+        return False
+    runs = {" ".join(said[i:i + _ECHO_RUN]) for i in range(len(said) - _ECHO_RUN + 1)}
+    for name, description in declarations:
+        named = words(name.replace("_", " "))
+        if len(said) >= 2 and all(any(keyword_heard([w], n) or keyword_heard([n], w)
+                                      for n in named) for w in said):
+            return True
+        declared = words(description)
+        own = set(declared) | set(named)
+        if _copies_a_run(declared, runs) and 2 * sum(w in own for w in said) >= len(said):
+            return True
+    return False
+
+
+def _copies_a_run(declared: list[str], runs: set[str]) -> bool:
+    """Whether one of `runs` (an answer's word runs) is a run of the words `declared`
+    holding enough telling words."""
+    for i in range(len(declared) - _ECHO_RUN + 1):
+        run = " ".join(declared[i:i + _ECHO_RUN])
+        if run in runs and len(telling_words(run)) >= _ECHO_TELLING:
+            return True
+    return False
 
 
 _VERDICT = re.compile(r"^\W*(?:yes|no|nope|yeah|yep)\b", re.IGNORECASE)

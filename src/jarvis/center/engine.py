@@ -36,6 +36,7 @@ from jarvis.center.claims import (
     asks_for_something,
     asks_the_user_back,
     declines,
+    echoes_a_declaration,
     promises_action,
     settles_the_users_question,
     states_tool_facts,
@@ -768,8 +769,10 @@ class Engine:
             return self._ask_user(turn, text, param,
                                   [str(o) for o in options] if options else None, None)
         if not turn.trace["server_tools"] and (states_tool_facts(text)
-                                               or self._stands_in_for_a_tool(turn, text)):
-            # Said in place of a call, a reported result is made up.
+                                               or self._stands_in_for_a_tool(turn, text)
+                                               or _echoes(turn, text)):
+            # Said in place of a call, a reported result is made up; a tool's
+            # declaration written out is no answer.
             turn.trace["refused_answer"] = text
             text = REFUSAL
         return self._complete(turn, text)
@@ -1235,6 +1238,12 @@ class Engine:
         turn.new_messages.append({"role": "assistant", "content": text})
         turn.trace["error"] = text
         return self._response(turn, "error", text), None
+
+
+def _echoes(turn: _Turn, text: str) -> bool:
+    """Whether an answer writes out the declaration of a tool of the turn (see claims.py)."""
+    return echoes_a_declaration(
+        text, [(spec.name, spec.description) for spec in turn.catalog.tools.values()])
 
 
 def _is_validation_error(context: dict[str, Any] | None) -> bool:
