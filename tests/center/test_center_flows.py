@@ -507,15 +507,19 @@ def test_the_llm_is_told_which_commands_and_dates_the_utterance_names(make_cente
 
 def test_a_question_can_name_a_command_too(make_center: Any) -> None:
     # "where is my package" asks a user's own tracking command, whatever its form.
-    backend = ScriptedBackend([text("Sorry, I can't help with that."), text("Nothing.")])
+    refusal = text("Sorry, I can't help with that.")
+    backend = ScriptedBackend([refusal, refusal, text("Nothing.")])
     center = make_center(backend)
     tracking = {"command_name": "track_package", "description": "Where a parcel is now.",
                 "parameters": [], "keywords": ["package", "parcel", "delivery"]}
     cid = conversation_id_and_start(center, [tracking])
     center.command(cid, "where is my package")
     assert backend.requests[0].tool_hints == {"track_package": 1.0}
+    # Refused, a question about the user's own things the command means is asked again
+    # for its call (refused once more here, the refusal stands).
+    assert [r.must_call for r in backend.requests] == [False, True]
     center.command(cid, "who wrote hamlet")
-    assert backend.requests[1].tool_hints == {"track_package": 0.0}
+    assert backend.requests[2].tool_hints == {"track_package": 0.0}
 
 
 def conversation_id_and_start(center: Any, commands: list[dict[str, Any]]) -> str:
