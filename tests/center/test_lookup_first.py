@@ -90,13 +90,14 @@ def test_a_look_up_is_of_the_kind_its_parameters_describe(relatedness: Relatedne
     assert lookup("book me a visit with a physician") is None
 
 
-def _turn(tmp_path: Path, relatedness: Relatedness, utterance: str, *replies: Any
-          ) -> tuple[Any, ScriptedBackend]:
+def _turn(tmp_path: Path, relatedness: Relatedness, utterance: str, *replies: Any,
+          tools: list[dict[str, Any]] | None = None) -> tuple[Any, ScriptedBackend]:
     backend = ScriptedBackend(list(replies))
     store = Store(f"sqlite:///{tmp_path / 'c.db'}")
     engine = Engine(store, backend, relatedness=relatedness)
     cid = conversation_id()
-    engine.start(ConversationStartRequest(conversation_id=cid, client_tools=[CARS, RESERVE]))
+    engine.start(ConversationStartRequest(conversation_id=cid,
+                                          client_tools=tools or [CARS, RESERVE]))
     try:
         return engine.command(VoiceCommandRequest(conversation_id=cid,
                                                   voice_command=utterance)), backend
@@ -162,35 +163,21 @@ def test_a_request_to_find_calls_the_tool_that_searches(relatedness: Relatedness
     assert search("find me a timer for 5 minutes", "set_timer", {"minutes": 5}) is None
 
 
-def _player_turn(tmp_path: Path, relatedness: Relatedness, utterance: str, *replies: Any
-                 ) -> tuple[Any, ScriptedBackend]:
-    backend = ScriptedBackend(list(replies))
-    store = Store(f"sqlite:///{tmp_path / 'c.db'}")
-    engine = Engine(store, backend, relatedness=relatedness)
-    cid = conversation_id()
-    engine.start(ConversationStartRequest(conversation_id=cid,
-                                          client_tools=[PLAYER, FIND_SONGS]))
-    try:
-        return engine.command(VoiceCommandRequest(conversation_id=cid,
-                                                  voice_command=utterance)), backend
-    finally:
-        store.close()
-
-
 def test_the_center_searches_instead_of_playing(tmp_path: Path,
                                                relatedness: Relatedness) -> None:
-    response, backend = _player_turn(
+    response, backend = _turn(
         tmp_path, relatedness, "Can you find me some Linkin Park songs?",
         tool_calls(("media_player", {"action": "play", "query": "Linkin Park"})),
-        tool_calls(("lookup_music", {"artist": "Linkin Park"})))
+        tool_calls(("lookup_music", {"artist": "Linkin Park"})), tools=[PLAYER, FIND_SONGS])
     assert response.stop_reason == "tool_calls"
     assert [(c.function.name, c.function.parsed_arguments()) for c in response.tool_calls] == [
         ("lookup_music", {"artist": "Linkin Park"})]
     assert [r.only_tool for r in backend.requests] == [None, "lookup_music"]
     # Asked to play, it plays: one request.
     (tmp_path / "play").mkdir()
-    response, backend = _player_turn(
+    response, backend = _turn(
         tmp_path / "play", relatedness, "play some Linkin Park songs",
-        tool_calls(("media_player", {"action": "play", "query": "Linkin Park"})))
+        tool_calls(("media_player", {"action": "play", "query": "Linkin Park"})),
+        tools=[PLAYER, FIND_SONGS])
     assert [c.function.name for c in response.tool_calls] == ["media_player"]
     assert len(backend.requests) == 1
