@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from jarvis.center.keywords import keyword_heard, telling_words, words
+from jarvis.center.keywords import same_word, telling_words, words
 
 __all__ = ["REFUSAL", "asks_for_something", "asks_the_user_back", "declines",
            "echoes_a_declaration", "promises_action", "settles_the_users_question",
@@ -153,15 +153,14 @@ def echoes_a_declaration(answer: str, declarations: Iterable[tuple[str, str]]) -
     them telling, in an answer half made of that declaration's words ("movies get rated
     based on their genre and optionally director" after "Find movies by genre and
     optionally director"). A small model that cannot place a request copies the text it
-    was given; the assistant telling what it can do ("I can play music ...") does not."""
+    was given; the assistant telling what it can do ("I can ...") does not."""
     said = words(answer)
     if not said or said[0] in ("i", "i'm", "i'll", "i've"):
         return False
     runs = {" ".join(said[i:i + _ECHO_RUN]) for i in range(len(said) - _ECHO_RUN + 1)}
     for name, description in declarations:
         named = words(name.replace("_", " "))
-        if len(said) >= 2 and all(any(keyword_heard([w], n) or keyword_heard([n], w)
-                                      for n in named) for w in said):
+        if len(said) >= 2 and all(any(same_word(w, n) for n in named) for w in said):
             return True
         declared = words(description)
         own = set(declared) | set(named)

@@ -68,6 +68,12 @@ def keyword_heard(heard: list[str], keyword: str) -> bool:
     return False
 
 
+def same_word(one: str, other: str) -> bool:
+    """Whether two words are one with another ending, or one misheard ("booking",
+    "book"; "restaurant", "restaurants"), whichever was said."""
+    return keyword_heard([one], other) or keyword_heard([other], one)
+
+
 def keyword_hints(utterance: str, keywords: Mapping[str, Iterable[str]]) -> dict[str, float]:
     """Tool name -> how many of its distinct keywords `utterance` contains (zeros left out)."""
     heard = words(utterance)
@@ -108,7 +114,7 @@ _LOOK = frozenset({"look", "looks", "looking"})
 
 def says_searching(text: str) -> bool:
     """Whether `text` says a verb of searching ("find me ...", "look up ...", "Search for
-    a song"); "look" alone does not ("look at the time")."""
+    a song"); "look" alone does not ("look at this")."""
     heard = words(text.replace("_", " "))
     return any(w in _SEARCH_VERBS or (w in _LOOK and heard[i + 1 : i + 2] in (["for"], ["up"]))
                for i, w in enumerate(heard))

@@ -34,7 +34,7 @@ from typing import Any
 from jarvis.center.grounding import FUNCTION_WORDS, word_said
 from jarvis.center.keywords import (
     TRADING_VERBS,
-    keyword_heard,
+    same_word,
     says_searching,
     telling_words,
     words,
@@ -157,8 +157,7 @@ def _own_words(chosen: ToolSpec, other: ToolSpec) -> list[str]:
 def _alike(one: str, other: str) -> bool:
     """One word with another ending or misheard ("booking", "book"), or the same first
     five letters ("reservation", "reserve")."""
-    return (keyword_heard([one], other) or keyword_heard([other], one)
-            or (len(one) >= _STEM and one[:_STEM] == other[:_STEM]))
+    return same_word(one, other) or (len(one) >= _STEM and one[:_STEM] == other[:_STEM])
 
 
 def _says(own: str, heard: str) -> bool:
