@@ -17,6 +17,7 @@ from jarvis.center.claims import (
     settles_the_users_question,
     states_tool_facts,
     unsaid_specifics,
+    writes_a_call,
 )
 from jarvis.center.llm.scripted import ScriptedBackend, text, tool_calls
 
@@ -236,3 +237,13 @@ def test_an_answer_that_writes_out_a_tools_declaration_echoes_it() -> None:
         "how well they are made.", TOOL_TEXTS)
     assert not echoes_a_declaration("I can find movies by genre and optionally director.",
                                     TOOL_TEXTS)
+
+
+def test_a_call_written_as_text_is_told_from_an_answer() -> None:
+    names = ["shopping_list", "playMedia", "music", "Weather"]
+    assert writes_a_call('shopping_list {"action": "add", "items": ["sunscreen"]}', names)
+    assert writes_a_call("tell_joke {}", names)  # arguments alone: no tool named
+    assert writes_a_call("Sure, playMedia for you.", names)
+    # Names that are words stay words.
+    assert not writes_a_call("Weather is hard to predict; music helps.", names)
+    assert not writes_a_call("Pack sunscreen, a hat and a towel.", names)

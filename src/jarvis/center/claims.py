@@ -17,7 +17,8 @@ said in answer to a request for something done or found ("I need a oneway flight
 no to a question about the user's own things ("is my rice ready yet?" -> "Yes, my rice
 is ready."): only a tool, or the user, knows that. An answer that writes out a tool's
 declaration ("Find restaurant", "movies get rated based on their genre and optionally
-director") is no answer at all.
+director") is no answer at all, nor is a call written out as text
+(`shopping_list {"action": "add"}`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from jarvis.center.keywords import same_word, telling_words, words
 
 __all__ = ["REFUSAL", "asks_for_something", "asks_the_user_back", "declines",
            "echoes_a_declaration", "promises_action", "settles_the_users_question",
-           "states_tool_facts", "unsaid_specifics"]
+           "states_tool_facts", "unsaid_specifics", "writes_a_call"]
 
 REFUSAL = "Sorry, I can't help with that."
 
@@ -167,6 +168,21 @@ def echoes_a_declaration(answer: str, declarations: Iterable[tuple[str, str]]) -
         if _copies_a_run(declared, runs) and 2 * sum(w in own for w in said) >= len(said):
             return True
     return False
+
+
+# JSON arguments ('{"action": ...', "{}"), which nobody says aloud.
+_ARGUMENTS = re.compile(r"\{\s*[\"'}]")
+_CAMEL = re.compile(r"[a-z][A-Z]")
+
+
+def writes_a_call(answer: str, names: Iterable[str]) -> bool:
+    """Whether `answer` is a call written as text: JSON arguments, or the name of one of
+    the tools `names` that no speaker would say ("shopping_list", "playMedia")."""
+    if _ARGUMENTS.search(answer):
+        return True
+    spoken = set(re.findall(r"[A-Za-z_]+", answer))
+    return any(name in spoken and ("_" in name or _CAMEL.search(name) is not None)
+               for name in names)
 
 
 def _copies_a_run(declared: list[str], runs: set[str]) -> bool:

@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jarvis.center import dates
+from jarvis.center.acting import acts
 from jarvis.center.claims import (
     REFUSAL,
     asks_for_something,
@@ -41,6 +42,7 @@ from jarvis.center.claims import (
     settles_the_users_question,
     states_tool_facts,
     unsaid_specifics,
+    writes_a_call,
 )
 from jarvis.center.evocation import (
     EVOKED_BY_MEANING,
@@ -57,7 +59,12 @@ from jarvis.center.grounding import (
     unsaid_optional,
     unsaid_required,
 )
-from jarvis.center.keywords import description_hints, description_words, keyword_hints
+from jarvis.center.keywords import (
+    asks_a_question,
+    description_hints,
+    description_words,
+    keyword_hints,
+)
 from jarvis.center.llm.base import (
     LLMBackend,
     LLMBadResponseError,
@@ -711,6 +718,12 @@ class Engine:
                 continue
             calls, problems = self._check_calls(turn, calls)
             ask = self._value_to_ask(turn, calls, problems)
+            if not pressed and self._acts_on_a_question(turn, calls):
+                # "is jazz better than classical music": a question is answered in words.
+                pressed = True
+                turn.trace["question_not_acted_on"] = [c.name for c in calls]
+                first = self._call_llm(turn, tools_disabled=True)
+                continue
             # The call asked about, else a lone valid call about to be sent.
             target = (ask[0], ask[2]) if ask is not None else (
                 (calls[0].name, calls[0].id) if len(calls) == 1 and not problems else None)
@@ -835,6 +848,22 @@ class Engine:
         if reply.tool_calls and all(c.name == other.name for c in reply.tool_calls):
             return reply
         return None
+
+    @staticmethod
+    def _acts_on_a_question(turn: _Turn, calls: list[LLMToolCall]) -> bool:
+        """Whether the user asked a question for information (keywords.asks_a_question)
+        and every call does something instead of answering it (see acting.py)."""
+        if not calls or not asks_a_question(turn.voice_command or ""):
+            return False
+        for call in calls:
+            spec = turn.catalog.tools.get(call.name)
+            try:
+                arguments = json.loads(call.arguments or "{}")
+            except json.JSONDecodeError:
+                return False
+            if spec is None or not isinstance(arguments, dict) or not acts(spec, arguments):
+                return False
+        return True
 
     @staticmethod
     def _only_said(turn: _Turn, reply: LLMReply) -> bool:
@@ -1241,9 +1270,11 @@ class Engine:
 
 
 def _echoes(turn: _Turn, text: str) -> bool:
-    """Whether an answer writes out the declaration of a tool of the turn (see claims.py)."""
-    return echoes_a_declaration(
-        text, [(spec.name, spec.description) for spec in turn.catalog.tools.values()])
+    """Whether an answer writes out the declaration of a tool of the turn, or a call of
+    one (see claims.py)."""
+    tools = turn.catalog.tools.values()
+    return (writes_a_call(text, turn.catalog.tools)
+            or echoes_a_declaration(text, [(spec.name, spec.description) for spec in tools]))
 
 
 def _is_validation_error(context: dict[str, Any] | None) -> bool:

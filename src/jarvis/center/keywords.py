@@ -120,6 +120,22 @@ def says_searching(text: str) -> bool:
                for i, w in enumerate(heard))
 
 
+# Verbs that change something: a tool named with one, or an action chosen as one, does
+# something ("book", "play", "turn on"); one that reads or finds is a look-up.
+DOING_VERBS = TRADING_VERBS | frozenset({
+    "set", "add", "remove", "delete", "cancel", "play", "pause", "stop", "resume", "skip",
+    "turn", "switch", "start", "create", "make", "order", "send", "transfer", "pay",
+    "schedule", "call", "roll", "flip", "open", "close", "lock", "unlock", "update", "edit",
+    "move", "rename", "clear", "mark", "complete", "record", "install", "enable", "disable",
+    "toggle", "dim", "increase", "decrease", "mute", "unmute", "share", "post", "rent",
+    "shuffle", "repeat", "save", "write", "run", "launch", "activate",
+})
+LOOKUP_VERBS = frozenset({
+    "get", "read", "list", "show", "check", "find", "search", "lookup", "look", "query",
+    "fetch", "tell", "count", "view", "see",
+})
+
+
 # Verbs of asking for something or of trading, said of every kind of thing ("book" a
 # table, a flight, a house): they say what is done, not to what, so alone they name no tool.
 REQUEST_VERBS = TRADING_VERBS | frozenset({
@@ -150,6 +166,24 @@ def asks_for_information(utterance: str) -> bool:
     heard = words(utterance)
     first = next((w for w in heard if w not in _LEAD_INS), "")
     return first in _QUESTION_OPENINGS
+
+
+# Openings that put a request as a question ("are you able to find ...", "how about
+# some jazz", "do you have a table ..."): said to the assistant, they ask for an action.
+_POLITE_OPENINGS = (("do", "you"), ("are", "you"), ("how", "about"), ("what", "about"),
+                    ("why", "don't"), ("why", "dont"), ("why", "not"),
+                    ("is", "it", "possible"), ("is", "there", "a", "way"),
+                    ("is", "there", "any", "way"))
+
+
+def asks_a_question(utterance: str) -> bool:
+    """Whether `utterance` asks for information and for nothing done ("is jazz better
+    than classical music", "how do I set a timer on my microwave"), not for an action
+    put as a question ("are you able to find me a bus?", "how about some jazz")."""
+    if not asks_for_information(utterance):
+        return False
+    heard = [w for w in words(utterance) if w not in _LEAD_INS]
+    return not any(tuple(heard[: len(opening)]) == opening for opening in _POLITE_OPENINGS)
 
 
 def telling_words(text: str) -> set[str]:

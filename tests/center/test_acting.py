@@ -1,0 +1,123 @@
+"""A question for information is answered, not acted on (center/acting.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from center_helpers import conversation_id, function_tool
+
+from jarvis.center.acting import acts
+from jarvis.center.engine import Engine
+from jarvis.center.keywords import asks_a_question
+from jarvis.center.llm.scripted import ScriptedBackend, text, tool_calls
+from jarvis.center.store import Store
+from jarvis.center.toolspec import build_catalog
+from jarvis.protocol import ConversationStartRequest, VoiceCommandRequest
+
+PLAY_SONG = function_tool("play_song", {"song_name": {"type": "string"}}, ["song_name"],
+                          "Play the selected song on the device")
+FIND_SONGS = function_tool("lookup_song", {"genre": {"type": "string"}}, [],
+                           "Search for a song")
+PLAYER = function_tool(
+    "player",
+    {"action": {"type": "string", "enum": ["play", "pause", "resume", "skip", "volume"]},
+     "query": {"type": "string"}},
+    ["action"], "Control the music player")
+LISTS = function_tool(
+    "lists", {"action": {"type": "string", "enum": ["add", "read", "remove", "clear"]},
+              "item": {"type": "string"}},
+    ["action"], "Keep a shopping list")
+CALCULATOR = function_tool(
+    "calculate", {"operation": {"type": "string",
+                                "enum": ["add", "subtract", "multiply", "divide"]},
+                  "a": {"type": "number"}, "b": {"type": "number"}},
+    ["operation", "a", "b"], "Do arithmetic")
+TOOLS = [PLAY_SONG, FIND_SONGS, PLAYER, LISTS, CALCULATOR]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "doing"), [
+    ("play_song", {"song_name": "Hello"}, True),  # a verb of doing names it
+    ("lookup_song", {"genre": "jazz"}, False),  # a verb of looking up
+    ("player", {"action": "play"}, True),  # its action parameter chooses a doing
+    ("player", {"action": "volume"}, False),
+    ("lists", {"action": "read"}, False),
+    ("lists", {"action": "add", "item": "milk"}, True),
+    # An enum of operations is no choice of action: "add" here is arithmetic.
+    ("calculate", {"operation": "add", "a": 5, "b": 3}, False),
+])
+def test_a_call_does_something_by_its_name_or_its_action(tool: str, arguments: dict[str, Any],
+                                                         doing: bool) -> None:
+    catalog = build_catalog(TOOLS, None)
+    assert acts(catalog.tools[tool], arguments) is doing
+
+
+def test_names_written_in_camel_case_count_too() -> None:
+    catalog = build_catalog([function_tool("bookTable", {}), function_tool("TableInfo", {})],
+                            None)
+    assert acts(catalog.tools["bookTable"], {}) is True
+    assert acts(catalog.tools["TableInfo"], {}) is False
+
+
+@pytest.mark.parametrize(("utterance", "question"), [
+    ("is jazz better than classical music", True),
+    ("how do I set a timer on my microwave", True),
+    ("did I leave the lights on when I went out", True),
+    ("what's on my shopping list", True),
+    ("Are you able to help me find a bus?", False),  # an action put as a question
+    ("how about some jazz", False),
+    ("Do you have a house available to book?", False),
+    ("Is it possible to book a table for two?", False),
+    ("jarvis, why don't you play something", False),
+    ("play some jazz", False),
+])
+def test_a_question_is_told_from_an_action_put_as_one(utterance: str, question: bool) -> None:
+    assert asks_a_question(utterance) is question
+
+
+# --- in the engine (a scripted LLM: the test is about what the engine does with it) ------------
+def _turn(tmp_path: Path, utterance: str, *replies: Any) -> tuple[Any, ScriptedBackend]:
+    backend = ScriptedBackend(list(replies))
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    store = Store(f"sqlite:///{tmp_path / 'c.db'}")
+    engine = Engine(store, backend)
+    cid = conversation_id()
+    engine.start(ConversationStartRequest(conversation_id=cid, client_tools=TOOLS))
+    try:
+        return engine.command(VoiceCommandRequest(conversation_id=cid,
+                                                  voice_command=utterance)), backend
+    finally:
+        store.close()
+
+
+def test_a_question_answered_with_a_call_that_does_something_is_answered_in_words(
+        tmp_path: Path) -> None:
+    answer = text("Neither is better; they suit different moods.")
+    played = tool_calls(("player", {"action": "play", "query": "jazz"}))
+    response, backend = _turn(tmp_path, "is jazz better than classical music", played, answer)
+    assert response.stop_reason == "complete"
+    assert response.assistant_message == "Neither is better; they suit different moods."
+    assert [r.tools_disabled for r in backend.requests] == [False, True]
+
+
+def test_a_call_written_as_text_in_place_of_the_answer_is_refused(tmp_path: Path) -> None:
+    added = tool_calls(("lists", {"action": "add", "item": "sunscreen"}))
+    written = text('lists {"action": "add", "item": "sunscreen"}')
+    response, _ = _turn(tmp_path, "what should go on a shopping list for a beach holiday",
+                        added, written)
+    assert response.stop_reason == "complete"
+    assert response.assistant_message == "Sorry, I can't help with that."
+
+
+def test_a_question_keeps_its_look_up_and_a_request_its_action(tmp_path: Path) -> None:
+    found = tool_calls(("lookup_song", {"genre": "jazz"}))
+    response, backend = _turn(tmp_path, "what jazz songs are there", found)
+    assert response.stop_reason == "tool_calls"
+    assert response.tool_calls[0].function.name == "lookup_song"
+    assert len(backend.requests) == 1
+    played = tool_calls(("player", {"action": "play", "query": "jazz"}))
+    response, backend = _turn(tmp_path / "asked", "could you play some music", played)
+    assert response.stop_reason == "tool_calls"
+    assert len(backend.requests) == 1
+
