@@ -858,12 +858,8 @@ class Engine:
         if not calls or not asks_a_question(turn.voice_command or ""):
             return False
         for call in calls:
-            spec = turn.catalog.tools.get(call.name)
-            try:
-                arguments = json.loads(call.arguments or "{}")
-            except json.JSONDecodeError:
-                return False
-            if spec is None or not isinstance(arguments, dict) or not acts(spec, arguments):
+            spec, arguments = turn.catalog.tools.get(call.name), _parsed(call)
+            if spec is None or arguments is None or not acts(spec, arguments):
                 return False
         return True
 
@@ -1274,9 +1270,9 @@ class Engine:
 def _echoes(turn: _Turn, text: str) -> bool:
     """Whether an answer writes out the declaration of a tool of the turn, or a call of
     one (see claims.py)."""
-    tools = turn.catalog.tools.values()
-    return (writes_a_call(text, turn.catalog.tools)
-            or echoes_a_declaration(text, [(spec.name, spec.description) for spec in tools]))
+    tools = turn.catalog.tools
+    return writes_a_call(text, tools) or echoes_a_declaration(
+        text, [(spec.name, spec.description) for spec in tools.values()])
 
 
 def _is_validation_error(context: dict[str, Any] | None) -> bool:
@@ -1307,8 +1303,11 @@ def _arguments_of(calls: list[LLMToolCall], call_id: str) -> dict[str, Any] | No
     """The arguments of the call `call_id` among `calls` (empty when they are no object;
     None when there is no such call or its arguments are no JSON)."""
     call = next((c for c in calls if c.id == call_id), None)
-    if call is None:
-        return None
+    return _parsed(call) if call is not None else None
+
+
+def _parsed(call: LLMToolCall) -> dict[str, Any] | None:
+    """A call's arguments (empty when they are no object; None when they are no JSON)."""
     try:
         arguments = json.loads(call.arguments or "{}")
     except json.JSONDecodeError:
