@@ -14,7 +14,7 @@ from center_helpers import conversation_id, function_tool
 from jarvis.center.engine import Engine
 from jarvis.center.llm.base import LLMTimeoutError
 from jarvis.center.llm.scripted import ScriptedBackend, tool_calls
-from jarvis.center.lookup_first import lookup_instead, named_instead, search_instead
+from jarvis.center.lookup_first import lookup_instead, search_instead
 from jarvis.center.meaning import Relatedness
 from jarvis.center.store import Store
 from jarvis.center.toolspec import build_catalog
@@ -180,49 +180,4 @@ def test_the_center_searches_instead_of_playing(tmp_path: Path,
         tool_calls(("media_player", {"action": "play", "query": "Linkin Park"})),
         tools=[PLAYER, FIND_SONGS])
     assert [c.function.name for c in response.tool_calls] == ["media_player"]
-    assert len(backend.requests) == 1
-
-
-CLOCK = function_tool("get_current_time", {"city": TEXT}, [],
-                      "Get the current time, optionally in a city")
-SHOW_TIMES = function_tool(
-    "get_times_for_movie",
-    {"movie_name": {"type": "string", "description": "Name of the movie"},
-     "location": {"type": "string", "description": "City where the theatre is"}},
-    ["movie_name", "location"], "Get show times for a movie at a location")
-JOKE = function_tool("tell_joke", {"topic": TEXT}, [], "Tell a short joke")
-
-
-def test_an_empty_call_goes_to_the_tool_a_word_said_names(relatedness: Relatedness) -> None:
-    catalog = build_catalog([CLOCK, SHOW_TIMES, JOKE], None)
-
-    def named(said: str, chosen: str = "get_current_time",
-              arguments: dict[str, Any] | None = None) -> str | None:
-        found = named_instead(catalog.tools[chosen], arguments or {}, catalog, said,
-                              relatedness.scores(said, catalog))
-        return found.name if found else None
-
-    assert named("What time is the movie playing?") == "get_times_for_movie"
-    # Nothing only another tool declares, a word only the chosen one declares, or a
-    # value in the call: the call stands.
-    assert named("what time is it") is None
-    assert named("tell me a joke about a movie", "tell_joke") is None
-    assert named("what time is it in the city of the movie", arguments={"city": "Paris"}) is None
-
-
-def test_the_center_asks_about_the_tool_a_word_said_names(tmp_path: Path,
-                                                          relatedness: Relatedness) -> None:
-    tools = [CLOCK, SHOW_TIMES, JOKE]
-    response, backend = _turn(
-        tmp_path, relatedness, "What time is the movie playing?",
-        tool_calls(("get_current_time", {})), tool_calls(("get_times_for_movie", {})),
-        tools=tools)
-    assert response.stop_reason == "validation_required"
-    assert response.validation_request.tool_name == "get_times_for_movie"
-    assert [r.only_tool for r in backend.requests] == [None, "get_times_for_movie"]
-    # The clock asked for the time: one request.
-    (tmp_path / "clock").mkdir()
-    response, backend = _turn(tmp_path / "clock", relatedness, "what time is it",
-                              tool_calls(("get_current_time", {})), tools=tools)
-    assert [c.function.name for c in response.tool_calls] == ["get_current_time"]
     assert len(backend.requests) == 1

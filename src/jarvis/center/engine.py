@@ -78,7 +78,7 @@ from jarvis.center.llm.base import (
     complete_streaming,
 )
 from jarvis.center.local_turns import local_turn_messages
-from jarvis.center.lookup_first import lookup_instead, named_instead, search_instead
+from jarvis.center.lookup_first import lookup_instead, search_instead
 from jarvis.center.meaning import Relatedness
 from jarvis.center.prompt import (
     compact_dates_message,
@@ -838,8 +838,6 @@ class Engine:
         other = search_instead(spec, arguments, turn.catalog, said, related)
         if other is None and asking:
             other = lookup_instead(spec, arguments, turn.catalog, said, related)
-        if other is None and not asking:
-            other = named_instead(spec, arguments, turn.catalog, said, related)
         if other is None:
             return None
         turn.trace["lookup_first"] = {"from": tool, "to": other.name}

@@ -23,11 +23,6 @@ where the model's call of a tool of the same kind is complete (a player's `play`
 whose name or description says it searches is tried instead of a tool that does not say
 so, on the same conditions but the number of values (a search may need none).
 
-A complete call that holds nothing ("What time is the movie playing?" as the clock's
-`get_current_time()`) is tried as another tool's when the request says a word that only
-the other declares ("movie", for `get_times_for_movie`) and none that only the chosen one
-declares.
-
 Only what the tools' authors wrote decides: their names, descriptions and parameters.
 """
 
@@ -77,28 +72,6 @@ def search_instead(
         return None
     found = [spec for spec in _stand_ins(chosen, arguments, catalog, said, related)
              if _searches(spec)]
-    return max(found, key=lambda s: related[s.name], default=None)
-
-
-def named_instead(
-    chosen: ToolSpec, arguments: Mapping[str, Any], catalog: ToolCatalog, said: str,
-    related: Mapping[str, float],
-) -> ToolSpec | None:
-    """The tool to call in place of `chosen`, which needs no value and whose call holds
-    none, for a request that says a word only that tool declares and no word only
-    `chosen` declares (None: keep `chosen`)."""
-    if (_required(chosen) or chosen.name not in related
-            or any(v not in (None, "", [], {}) for v in arguments.values())):
-        return None
-    heard = words(said)
-    mine = _declared(chosen, keys=()) | _described(chosen)
-    found = [
-        spec for spec in catalog.tools.values()
-        if spec.name != chosen.name and spec.name in related
-        and any(_alike(w, h) and not any(_alike(w, m) for m in mine)
-                for w in _declared(spec, keys=()) for h in heard)
-        and not any(_says(w, h) for w in _own_words(chosen, spec) for h in heard)
-    ]
     return max(found, key=lambda s: related[s.name], default=None)
 
 
