@@ -53,9 +53,18 @@ def test_a_call_does_something_by_its_name_or_its_action(tool: str, arguments: d
     assert acts(catalog.tools[tool], arguments) is doing
 
 
-def test_names_written_in_camel_case_count_too() -> None:
-    catalog = build_catalog([function_tool("bookTable", {}), function_tool("TableInfo", {})],
-                            None)
+def test_the_description_s_verb_comes_before_the_name_s() -> None:
+    catalog = build_catalog([
+        function_tool("open_weather", {}, description="Gets weather for a city"),
+        function_tool("order_status", {}, description="Check the status of an order"),
+        function_tool("get_ride", {}, description="Call a taxi to a given destination"),
+        function_tool("bookTable", {}, description="A table at a restaurant"),
+        function_tool("TableInfo", {}, description="The tables of a restaurant"),
+    ], None)
+    assert acts(catalog.tools["open_weather"], {}) is False
+    assert acts(catalog.tools["order_status"], {}) is False
+    assert acts(catalog.tools["get_ride"], {}) is True
+    # A description that opens with no verb leaves it to the name, camel case too.
     assert acts(catalog.tools["bookTable"], {}) is True
     assert acts(catalog.tools["TableInfo"], {}) is False
 

@@ -2,12 +2,17 @@
 
 A question for information is answered, not acted on: "is jazz better than classical
 music" plays nothing, "did I leave the lights on" turns none on, "how do I set a timer on
-my microwave" sets none. A call does something when its tool's name opens with a verb of
-doing (`book_house`, `play_song`, `set_timer`) or, for a tool with an action parameter
-(an enum most of whose values are verbs: "play", "pause", "turn_on", "read"...), the
-action chosen is one (`music(action="play")`, not `lists(action="read")`). Only what the
-tool's author wrote decides; a tool named otherwise (`get_ride`, `weather`) is taken for
-a look-up.
+my microwave" sets none. What a call does is read from what the tool's author wrote, in
+this order:
+
+- a tool with an action parameter (an enum most of whose values are verbs: "play",
+  "pause", "turn_on", "read"...) does what the call chose (`music(action="play")` does
+  something, `lists(action="read")` reads);
+- else the verb its description opens with ("Play the selected song", "Gets weather for
+  a city");
+- else the first word of its name (`book_house`, `find_movies`).
+
+A tool none of these says does something (`calculate`, `weather`) is taken for a look-up.
 """
 
 from __future__ import annotations
@@ -20,11 +25,17 @@ from jarvis.center.keywords import DOING_VERBS, LOOKUP_VERBS
 from jarvis.center.toolspec import ToolSpec
 
 _NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+# Endings a verb takes at the head of a description ("Gets", "Searches").
+_ENDINGS = ("", "s", "es")
 
 
 def _first_word(text: str) -> str:
     found = _NAME_WORD.findall(text.replace("-", "_"))
     return found[0].lower() if found else ""
+
+
+def _verb(word: str, verbs: frozenset[str]) -> bool:
+    return any(word.endswith(e) and word[: len(word) - len(e)] in verbs for e in _ENDINGS)
 
 
 def _action_parameters(spec: ToolSpec) -> list[str]:
@@ -40,8 +51,11 @@ def _action_parameters(spec: ToolSpec) -> list[str]:
 
 def acts(spec: ToolSpec, arguments: Mapping[str, Any]) -> bool:
     """Whether a call of `spec` holding `arguments` does something (see the module)."""
-    if _first_word(spec.name) in DOING_VERBS:
-        return True
-    return any(isinstance(arguments.get(key), str)
-               and _first_word(str(arguments[key])) in DOING_VERBS
-               for key in _action_parameters(spec))
+    chosen = [str(arguments[key]) for key in _action_parameters(spec)
+              if isinstance(arguments.get(key), str)]
+    if chosen:
+        return any(_first_word(value) in DOING_VERBS for value in chosen)
+    opening = _first_word(spec.description)
+    if _verb(opening, DOING_VERBS) or _verb(opening, LOOKUP_VERBS):
+        return _verb(opening, DOING_VERBS)
+    return _first_word(spec.name) in DOING_VERBS
