@@ -60,6 +60,7 @@ def test_the_description_s_verb_comes_before_the_name_s() -> None:
         function_tool("get_ride", {}, description="Call a taxi to a given destination"),
         function_tool("bookTable", {}, description="A table at a restaurant"),
         function_tool("TableInfo", {}, description="The tables of a restaurant"),
+        function_tool("calc_add", {}, description="Add two numbers"),
     ], None)
     assert acts(catalog.tools["open_weather"], {}) is False
     assert acts(catalog.tools["order_status"], {}) is False
@@ -67,6 +68,8 @@ def test_the_description_s_verb_comes_before_the_name_s() -> None:
     # A description that opens with no verb leaves it to the name, camel case too.
     assert acts(catalog.tools["bookTable"], {}) is True
     assert acts(catalog.tools["TableInfo"], {}) is False
+    # "Add" is arithmetic unless chosen among actions ("add", "read", "remove").
+    assert acts(catalog.tools["calc_add"], {}) is False
 
 
 @pytest.mark.parametrize(("utterance", "question"), [

@@ -25,6 +25,9 @@ from jarvis.center.keywords import DOING_VERBS, LOOKUP_VERBS
 from jarvis.center.toolspec import ToolSpec
 
 _NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+# "Add" names arithmetic as often as a doing ("calc_add", "Add two numbers"); chosen among
+# actions (add, read, remove) it is one.
+_NAMING_DOING = DOING_VERBS - {"add"}
 # Endings a verb takes at the head of a description ("Gets", "Searches").
 _ENDINGS = ("", "s", "es")
 
@@ -57,5 +60,5 @@ def acts(spec: ToolSpec, arguments: Mapping[str, Any]) -> bool:
         return any(_first_word(value) in DOING_VERBS for value in chosen)
     opening = _first_word(spec.description)
     if _verb(opening, DOING_VERBS) or _verb(opening, LOOKUP_VERBS):
-        return _verb(opening, DOING_VERBS)
-    return _first_word(spec.name) in DOING_VERBS
+        return _verb(opening, _NAMING_DOING)
+    return _first_word(spec.name) in _NAMING_DOING
