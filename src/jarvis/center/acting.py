@@ -45,7 +45,8 @@ def _action_parameters(spec: ToolSpec) -> list[str]:
     """Parameters whose values are verbs, most of them: what the call chooses to do."""
     found = []
     for key, schema in (spec.parameters.get("properties") or {}).items():
-        values = [str(v) for v in (schema or {}).get("enum") or []]
+        enum = schema.get("enum") if isinstance(schema, dict) else None
+        values = [str(v) for v in enum or []]
         verbs = sum(_first_word(v) in DOING_VERBS | LOOKUP_VERBS for v in values)
         if len(values) >= 2 and verbs * 2 > len(values):
             found.append(key)
