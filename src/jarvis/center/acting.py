@@ -1,18 +1,18 @@
 """Whether a call does something rather than finds or reads something.
 
-A question for information is answered, not acted on: "is jazz better than classical
-music" plays nothing, "did I leave the lights on" turns none on, "how do I set a timer on
-my microwave" sets none. What a call does is read from what the tool's author wrote, in
-this order:
+A question for information is answered, not acted on: "is a sedan better than a
+hatchback" rents no car, "did I leave the garage open" closes nothing. What a call does
+is read from what the tool's author wrote, in this order:
 
-- a tool with an action parameter (an enum most of whose values are verbs: "play",
-  "pause", "turn_on", "read"...) does what the call chose (`music(action="play")` does
-  something, `lists(action="read")` reads);
-- else the verb its description opens with ("Play the selected song", "Gets weather for
-  a city");
+- a tool with an action parameter (an enum most of whose values are verbs: "open",
+  "close", "read"...) does what the call chose (`garage(action="close")` does something,
+  `orders(action="read")` reads);
+- else the verb its description opens with ("Rent the selected car", "Gets the status of
+  an order");
 - else the first word of its name (`book_house`, `find_movies`).
 
-A tool none of these says does something (`calculate`, `weather`) is taken for a look-up.
+A tool none of these says does something (`order_status`, `exchange_rates`) is taken for a
+look-up.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ _NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 # "Add" names arithmetic as often as a doing ("calc_add", "Add two numbers"); chosen among
 # actions (add, read, remove) it is one.
 _NAMING_DOING = DOING_VERBS - {"add"}
+_VERBS = DOING_VERBS | LOOKUP_VERBS
 # Endings a verb takes at the head of a description ("Gets", "Searches").
 _ENDINGS = ("", "s", "es")
 
@@ -47,7 +48,7 @@ def _action_parameters(spec: ToolSpec) -> list[str]:
     for key, schema in (spec.parameters.get("properties") or {}).items():
         enum = schema.get("enum") if isinstance(schema, dict) else None
         values = [str(v) for v in enum or []]
-        verbs = sum(_first_word(v) in DOING_VERBS | LOOKUP_VERBS for v in values)
+        verbs = sum(_first_word(v) in _VERBS for v in values)
         if len(values) >= 2 and verbs * 2 > len(values):
             found.append(key)
     return found
@@ -60,6 +61,6 @@ def acts(spec: ToolSpec, arguments: Mapping[str, Any]) -> bool:
     if chosen:
         return any(_first_word(value) in DOING_VERBS for value in chosen)
     opening = _first_word(spec.description)
-    if _verb(opening, DOING_VERBS) or _verb(opening, LOOKUP_VERBS):
+    if _verb(opening, _VERBS):
         return _verb(opening, _NAMING_DOING)
     return _first_word(spec.name) in _NAMING_DOING

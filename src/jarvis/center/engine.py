@@ -717,13 +717,13 @@ class Engine:
                 self._run_server_tools(turn, server)
                 continue
             calls, problems = self._check_calls(turn, calls)
-            ask = self._value_to_ask(turn, calls, problems)
             if not pressed and self._acts_on_a_question(turn, calls):
-                # "is jazz better than classical music": a question is answered in words.
+                # "is a sedan better than a hatchback": a question is answered in words.
                 pressed = True
                 turn.trace["question_not_acted_on"] = [c.name for c in calls]
                 first = self._call_llm(turn, tools_disabled=True)
                 continue
+            ask = self._value_to_ask(turn, calls, problems)
             # The call asked about, else a lone valid call about to be sent.
             target = (ask[0], ask[2]) if ask is not None else (
                 (calls[0].name, calls[0].id) if len(calls) == 1 and not problems else None)

@@ -114,7 +114,7 @@ _LOOK = frozenset({"look", "looks", "looking"})
 
 def says_searching(text: str) -> bool:
     """Whether `text` says a verb of searching ("find me ...", "look up ...", "Search for
-    a song"); "look" alone does not ("look at this")."""
+    a hotel"); "look" alone does not ("look at this")."""
     heard = words(text.replace("_", " "))
     return any(w in _SEARCH_VERBS or (w in _LOOK and heard[i + 1 : i + 2] in (["for"], ["up"]))
                for i, w in enumerate(heard))
@@ -163,9 +163,12 @@ _LEAD_INS = frozenset({
 def asks_for_information(utterance: str) -> bool:
     """Whether `utterance` opens as a question for information ("how do bees make
     honey"), not a request for an action ("look up the moon on wikipedia")."""
-    heard = words(utterance)
-    first = next((w for w in heard if w not in _LEAD_INS), "")
+    first = next(iter(_without_lead_ins(utterance)), "")
     return first in _QUESTION_OPENINGS
+
+
+def _without_lead_ins(utterance: str) -> list[str]:
+    return [w for w in words(utterance) if w not in _LEAD_INS]
 
 
 # Openings that put a request as a question ("are you able to find ...", "how about
@@ -177,12 +180,12 @@ _POLITE_OPENINGS = (("do", "you"), ("are", "you"), ("how", "about"), ("what", "a
 
 
 def asks_a_question(utterance: str) -> bool:
-    """Whether `utterance` asks for information and for nothing done ("is jazz better
-    than classical music", "how do I set a timer on my microwave"), not for an action
-    put as a question ("are you able to find me a bus?", "how about some jazz")."""
+    """Whether `utterance` asks for information and for nothing done ("is a sedan better
+    than a hatchback", "how do I change a tyre"), not for an action put as a question
+    ("are you able to find me a bus?", "how about a table for two")."""
     if not asks_for_information(utterance):
         return False
-    heard = [w for w in words(utterance) if w not in _LEAD_INS]
+    heard = _without_lead_ins(utterance)
     return not any(tuple(heard[: len(opening)]) == opening for opening in _POLITE_OPENINGS)
 
 
