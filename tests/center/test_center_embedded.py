@@ -244,6 +244,25 @@ def test_small_talk_with_a_command_word_is_answered_in_words(
     assert len(fired) <= 1, "\n".join(fired)
 
 
+# Remarks on how something was, each with a command's word (center/remarks.py).
+REMARKS = [
+    "the weather was awful on our camping trip",
+    "it was pouring with rain all weekend",
+    "that joke was so old",
+    "the music at the party was far too loud",
+    "the timer on the oven was broken for weeks",
+    "those lights were really bright at the stadium",
+]
+
+
+def test_a_remark_on_how_something_was_calls_nothing(
+    client: Any, schemas: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+) -> None:
+    acted = [(text, response.stop_reason) for text in REMARKS
+             if (response := _ask(client, schemas, text)).stop_reason != "complete"]
+    assert not acted, acted  # neither a call nor a question about a value
+
+
 class _WikipediaCommand(IJarvisCommand):
     """A user's own command, unknown to the answer probe."""
 

@@ -88,6 +88,7 @@ from jarvis.center.prompt import (
 )
 from jarvis.center.ratelimit import RateLimiter
 from jarvis.center.refine import refinement
+from jarvis.center.remarks import remarks_on_the_past
 from jarvis.center.server_tools import ASK_USER, SERVER_TOOL_NAMES, SERVER_TOOLS, run_server_tool
 from jarvis.center.spoken_numbers import digits_for_numbers
 from jarvis.center.store import (
@@ -717,10 +718,12 @@ class Engine:
                 self._run_server_tools(turn, server)
                 continue
             calls, problems = self._check_calls(turn, calls)
-            if not pressed and self._acts_on_a_question(turn, calls):
-                # "is a sedan better than a hatchback": a question is answered in words.
+            unasked = None if pressed else self._not_asked_for(turn, calls)
+            if unasked is not None:
+                # "is a sedan better than a hatchback", "the pizza was delicious": a
+                # question or a remark is answered in words.
                 pressed = True
-                turn.trace["question_not_acted_on"] = [c.name for c in calls]
+                turn.trace[unasked] = [c.name for c in calls]
                 first = self._call_llm(turn, tools_disabled=True)
                 continue
             ask = self._value_to_ask(turn, calls, problems)
@@ -850,16 +853,22 @@ class Engine:
         return None
 
     @staticmethod
-    def _acts_on_a_question(turn: _Turn, calls: list[LLMToolCall]) -> bool:
-        """Whether the user asked a question for information (keywords.asks_a_question)
-        and every call does something instead of answering it (see acting.py)."""
-        if not calls or not asks_a_question(turn.voice_command or ""):
-            return False
+    def _not_asked_for(turn: _Turn, calls: list[LLMToolCall]) -> str | None:
+        """The trace key saying why `calls` answer nothing the user asked for: a remark on
+        how something was (remarks.py), or a question for information
+        (keywords.asks_a_question) that every call acts on instead (acting.py)."""
+        said = turn.voice_command or ""
+        if not calls:
+            return None
+        if remarks_on_the_past(said):
+            return "remark_not_acted_on"
+        if not asks_a_question(said):
+            return None
         for call in calls:
             spec, arguments = turn.catalog.tools.get(call.name), _parsed(call)
             if spec is None or arguments is None or not acts(spec, arguments):
-                return False
-        return True
+                return None
+        return "question_not_acted_on"
 
     @staticmethod
     def _only_said(turn: _Turn, reply: LLMReply) -> bool:

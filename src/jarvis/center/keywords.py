@@ -163,11 +163,12 @@ _LEAD_INS = frozenset({
 def asks_for_information(utterance: str) -> bool:
     """Whether `utterance` opens as a question for information ("how do bees make
     honey"), not a request for an action ("look up the moon on wikipedia")."""
-    first = next(iter(_without_lead_ins(utterance)), "")
+    first = next(iter(without_lead_ins(utterance)), "")
     return first in _QUESTION_OPENINGS
 
 
-def _without_lead_ins(utterance: str) -> list[str]:
+def without_lead_ins(utterance: str) -> list[str]:
+    """The words of `utterance` less those said before a sentence ("so", "jarvis")."""
     return [w for w in words(utterance) if w not in _LEAD_INS]
 
 
@@ -185,7 +186,7 @@ def asks_a_question(utterance: str) -> bool:
     ("are you able to find me a bus?", "how about a table for two")."""
     if not asks_for_information(utterance):
         return False
-    heard = _without_lead_ins(utterance)
+    heard = without_lead_ins(utterance)
     return not any(tuple(heard[: len(opening)]) == opening for opening in _POLITE_OPENINGS)
 
 

@@ -1,0 +1,69 @@
+"""A remark on how something was asks for nothing (center/remarks.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from center_helpers import conversation_id, function_tool
+
+from jarvis.center.engine import Engine
+from jarvis.center.llm.scripted import ScriptedBackend, text, tool_calls
+from jarvis.center.remarks import remarks_on_the_past
+from jarvis.center.store import Store
+from jarvis.protocol import ConversationStartRequest, VoiceCommandRequest
+
+
+@pytest.mark.parametrize(("utterance", "remark"), [
+    ("the forecast was spot on yesterday", True),
+    ("that movie was really so boring", True),
+    ("the concert tickets were cheap", True),
+    ("it was way too hot on the beach, wasn't it", True),
+    ("what was the score last night", False),  # a question: a look-up may answer it
+    ("the weather was nice yesterday?", False),
+    ("the alarm was too loud, can you turn it down", False),  # it asks now
+    ("I was hoping to book a table for two", False),  # the polite past asks now
+    ("we were looking for a cheap flight", False),
+    ("I was wondering if you could find me a bus", False),
+    ("the parcel was delivered this morning", False),  # an event a command may record
+    ("I took my pills at eight", False),  # no "was": it may be logged
+    ("play the song that was on the radio", False),  # a request opens with its verb
+    ("work was brutal today", False),  # no determiner or pronoun first: not told
+])
+def test_a_remark_is_told_from_a_request(utterance: str, remark: bool) -> None:
+    assert remarks_on_the_past(utterance) is remark
+
+
+# --- in the engine (a scripted LLM: the test is about what the engine does with it) ------------
+FORECAST = function_tool("get_forecast", {"city": {"type": "string"}}, [],
+                         "Gets the weather forecast for a city")
+
+
+def _said(tmp_path: Path, utterance: str, *replies: object) -> tuple[object, ScriptedBackend]:
+    backend = ScriptedBackend(list(replies))
+    store = Store(f"sqlite:///{tmp_path / 'c.db'}")
+    engine = Engine(store, backend)
+    cid = conversation_id()
+    engine.start(ConversationStartRequest(conversation_id=cid, client_tools=[FORECAST]))
+    try:
+        return engine.command(VoiceCommandRequest(conversation_id=cid,
+                                                  voice_command=utterance)), backend
+    finally:
+        store.close()
+
+
+def test_a_remark_answered_with_a_call_is_answered_in_words(tmp_path: Path) -> None:
+    called = tool_calls(("get_forecast", {}))
+    answer = text("Glad you enjoyed it!")
+    response, backend = _said(tmp_path, "the weather was glorious on saturday", called, answer)
+    assert response.stop_reason == "complete"  # type: ignore[attr-defined]
+    assert response.assistant_message == "Glad you enjoyed it!"  # type: ignore[attr-defined]
+    assert [r.tools_disabled for r in backend.requests] == [False, True]
+
+
+def test_a_request_beside_a_past_remark_keeps_its_call(tmp_path: Path) -> None:
+    called = tool_calls(("get_forecast", {"city": "Oslo"}))
+    response, backend = _said(tmp_path, "the weather was awful, what's it like in Oslo",
+                              called)
+    assert response.stop_reason == "tool_calls"  # type: ignore[attr-defined]
+    assert len(backend.requests) == 1
