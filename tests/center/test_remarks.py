@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from center_helpers import conversation_id, function_tool
@@ -39,7 +40,7 @@ FORECAST = function_tool("get_forecast", {"city": {"type": "string"}}, [],
                          "Gets the weather forecast for a city")
 
 
-def _said(tmp_path: Path, utterance: str, *replies: object) -> tuple[object, ScriptedBackend]:
+def _said(tmp_path: Path, utterance: str, *replies: Any) -> tuple[Any, ScriptedBackend]:
     backend = ScriptedBackend(list(replies))
     store = Store(f"sqlite:///{tmp_path / 'c.db'}")
     engine = Engine(store, backend)
@@ -56,8 +57,8 @@ def test_a_remark_answered_with_a_call_is_answered_in_words(tmp_path: Path) -> N
     called = tool_calls(("get_forecast", {}))
     answer = text("Glad you enjoyed it!")
     response, backend = _said(tmp_path, "the weather was glorious on saturday", called, answer)
-    assert response.stop_reason == "complete"  # type: ignore[attr-defined]
-    assert response.assistant_message == "Glad you enjoyed it!"  # type: ignore[attr-defined]
+    assert response.stop_reason == "complete"
+    assert response.assistant_message == "Glad you enjoyed it!"
     assert [r.tools_disabled for r in backend.requests] == [False, True]
 
 
@@ -65,5 +66,5 @@ def test_a_request_beside_a_past_remark_keeps_its_call(tmp_path: Path) -> None:
     called = tool_calls(("get_forecast", {"city": "Oslo"}))
     response, backend = _said(tmp_path, "the weather was awful, what's it like in Oslo",
                               called)
-    assert response.stop_reason == "tool_calls"  # type: ignore[attr-defined]
+    assert response.stop_reason == "tool_calls"
     assert len(backend.requests) == 1

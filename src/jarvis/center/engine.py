@@ -857,9 +857,9 @@ class Engine:
         """The trace key saying why `calls` answer nothing the user asked for: a remark on
         how something was (remarks.py), or a question for information
         (keywords.asks_a_question) that every call acts on instead (acting.py)."""
-        said = turn.voice_command or ""
         if not calls:
             return None
+        said = turn.voice_command or ""
         if remarks_on_the_past(said):
             return "remark_not_acted_on"
         if not asks_a_question(said):

@@ -52,9 +52,9 @@ def remarks_on_the_past(utterance: str) -> bool:
     evening"), asking for nothing (see the module's docstring)."""
     if "?" in utterance or asks_for_information(utterance):
         return False
-    heard = words(utterance)
     if next(iter(without_lead_ins(utterance)), "") not in _SUBJECT_OPENINGS:
         return False
+    heard = words(utterance)
     if any(word in _NOW_OR_WISH for word in heard):
         return False
     said_was = False
