@@ -696,14 +696,10 @@ class Engine:
             reply, first = (first, None) if first is not None else (self._call_llm(turn), None)
             calls = _unique_ids(reply.tool_calls)
             if not calls and not pressed and self._words_for_a_call(turn, reply, node_errors):
-                # It answered what a tool does ("Yes, I can call you a cab now."): the
-                # same request once more, for the call it meant, which may hold nothing
-                # the user did not say.
+                # It answered what a tool does ("Yes, I can call you a cab now.").
                 pressed = True
-                turn.trace["answer_for_a_call"] = (reply.content or "")[:200]
-                again = self._call_llm(turn, must_call=True)
-                if self._only_said(turn, again):
-                    first = again
+                first = self._the_call_meant(turn, reply)
+                if first is not None:
                     continue
             if not calls:
                 return self._answered(turn, reply, node_errors)
@@ -741,14 +737,17 @@ class Engine:
             if not problems:
                 return self._send_calls(turn, calls, reply)
             retries += 1
-            turn.trace["retries"].append(
-                {"source": "center", "attempt": retries,
-                 "calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
-                 "problems": [p.to_dict() for p in problems]}
-            )
+            _trace_retry(turn, calls, problems, retries)
             if retries > self.config.max_retries:
                 return self._give_up(turn, problems)
             self._add_retry(turn, calls, problems, retries)
+
+    def _the_call_meant(self, turn: _Turn, reply: LLMReply) -> LLMReply | None:
+        """The same request once more, for the call an answer in words stands for, when
+        that call holds nothing the user did not say."""
+        turn.trace["answer_for_a_call"] = (reply.content or "")[:200]
+        again = self._call_llm(turn, must_call=True)
+        return again if self._only_said(turn, again) else None
 
     def _send_calls(
         self, turn: _Turn, calls: list[LLMToolCall], reply: LLMReply
@@ -1280,6 +1279,15 @@ def _echoes(turn: _Turn, text: str) -> bool:
     tools = turn.catalog.tools
     return writes_a_call(text, tools) or echoes_a_declaration(
         text, [(spec.name, spec.description) for spec in tools.values()])
+
+
+def _trace_retry(turn: _Turn, calls: list[LLMToolCall], problems: list[CallProblem],
+                 attempt: int) -> None:
+    turn.trace["retries"].append(
+        {"source": "center", "attempt": attempt,
+         "calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
+         "problems": [p.to_dict() for p in problems]}
+    )
 
 
 def _is_validation_error(context: dict[str, Any] | None) -> bool:
