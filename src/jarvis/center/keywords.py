@@ -163,13 +163,17 @@ _LEAD_INS = frozenset({
 def asks_for_information(utterance: str) -> bool:
     """Whether `utterance` opens as a question for information ("how do bees make
     honey"), not a request for an action ("look up the moon on wikipedia")."""
-    first = next(iter(without_lead_ins(utterance)), "")
-    return first in _QUESTION_OPENINGS
+    return opening_word(utterance) in _QUESTION_OPENINGS
 
 
 def without_lead_ins(utterance: str) -> list[str]:
     """The words of `utterance` less those said before a sentence ("so", "jarvis")."""
     return [w for w in words(utterance) if w not in _LEAD_INS]
+
+
+def opening_word(utterance: str) -> str:
+    """The word a sentence opens with, after its lead-ins ("" when there is none)."""
+    return next(iter(without_lead_ins(utterance)), "")
 
 
 # Openings that put a request as a question ("are you able to find ...", "how about

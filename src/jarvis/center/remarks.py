@@ -1,14 +1,15 @@
 """Whether an utterance only remarks on how something was, asking for nothing.
 
-"the weather was lovely yesterday", "that joke was terrible", "the pizza was delicious":
-a statement of how something was names a command's words but asks for nothing to be done
-or looked up, so no call answers it. What counts is the sentence's form, not its words:
+"the sunset was gorgeous this evening", "that film was far too long", "the pizza was
+delicious": a statement of how something was may say words of a command's declaration but
+asks for nothing to be done or looked up, so no call answers it. What counts is the
+sentence's form, not its words:
 
 - it opens with its subject, a determiner or a pronoun ("the", "that", "it", "we"): a
-  request opens with its verb ("play the song that was on the radio");
+  request opens with its verb ("book the table that was free");
 - it holds a past form of "be" ("was", "were", "wasn't", "weren't");
 - it holds no verb of the present or the future and no wish ("is", "will", "can",
-  "want", "need", "please"...): "the alarm was too loud, can you turn it down" asks;
+  "want", "need", "please"...): "the room was too noisy, can you find another" asks;
 - it is no question ("what was the score", or a "?" typed);
 - what follows "was" is no verb of intending ("I was hoping to book a table", "I was
   wondering if you could find a bus": the polite past asks now) and no participle ending in
@@ -17,7 +18,7 @@ or looked up, so no call answers it. What counts is the sentence's form, not its
 
 from __future__ import annotations
 
-from jarvis.center.keywords import asks_for_information, without_lead_ins, words
+from jarvis.center.keywords import asks_for_information, opening_word, words
 
 # Words a sentence's subject opens with: a remark says how its subject was.
 _SUBJECT_OPENINGS = frozenset({
@@ -52,7 +53,7 @@ def remarks_on_the_past(utterance: str) -> bool:
     evening"), asking for nothing (see the module's docstring)."""
     if "?" in utterance or asks_for_information(utterance):
         return False
-    if next(iter(without_lead_ins(utterance)), "") not in _SUBJECT_OPENINGS:
+    if opening_word(utterance) not in _SUBJECT_OPENINGS:
         return False
     heard = words(utterance)
     if any(word in _NOW_OR_WISH for word in heard):
