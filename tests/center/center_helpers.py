@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from jarvis.center.app import NODE_PATHS
+from jarvis.center.engine import Engine
+from jarvis.center.llm.scripted import ScriptedBackend
+from jarvis.center.meaning import Relatedness
 from jarvis.center.server import CenterServer
+from jarvis.center.store import Store
+from jarvis.protocol import ConversationStartRequest, VoiceCommandRequest
 
 
 def node_name() -> str:
@@ -96,6 +102,24 @@ class Center:
 
 def conversation_id() -> str:
     return f"conv-{uuid.uuid4().hex[:12]}"
+
+
+def scripted_turn(tmp_path: Path, utterance: str, replies: Sequence[Any],
+                  tools: list[dict[str, Any]], relatedness: Relatedness | None = None
+                  ) -> tuple[Any, ScriptedBackend]:
+    """One utterance to an engine on a SQLite file in `tmp_path` whose LLM answers
+    `replies` in turn: the response and the backend (its requests)."""
+    backend = ScriptedBackend(list(replies))
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    store = Store(f"sqlite:///{tmp_path / 'c.db'}")
+    engine = Engine(store, backend, relatedness=relatedness)
+    cid = conversation_id()
+    engine.start(ConversationStartRequest(conversation_id=cid, client_tools=tools))
+    try:
+        return engine.command(VoiceCommandRequest(conversation_id=cid,
+                                                  voice_command=utterance)), backend
+    finally:
+        store.close()
 
 
 def function_tool(name: str, properties: dict[str, Any], required: list[str] | None = None,

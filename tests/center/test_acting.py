@@ -6,15 +6,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from center_helpers import conversation_id, function_tool
+from center_helpers import function_tool, scripted_turn
 
 from jarvis.center.acting import acts
-from jarvis.center.engine import Engine
 from jarvis.center.keywords import asks_a_question
 from jarvis.center.llm.scripted import ScriptedBackend, text, tool_calls
-from jarvis.center.store import Store
 from jarvis.center.toolspec import build_catalog
-from jarvis.protocol import ConversationStartRequest, VoiceCommandRequest
 
 PLAY_SONG = function_tool("play_song", {"song_name": {"type": "string"}}, ["song_name"],
                           "Play the selected song on the device")
@@ -90,17 +87,7 @@ def test_a_question_is_told_from_an_action_put_as_one(utterance: str, question: 
 
 # --- in the engine (a scripted LLM: the test is about what the engine does with it) ------------
 def _turn(tmp_path: Path, utterance: str, *replies: Any) -> tuple[Any, ScriptedBackend]:
-    backend = ScriptedBackend(list(replies))
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    store = Store(f"sqlite:///{tmp_path / 'c.db'}")
-    engine = Engine(store, backend)
-    cid = conversation_id()
-    engine.start(ConversationStartRequest(conversation_id=cid, client_tools=TOOLS))
-    try:
-        return engine.command(VoiceCommandRequest(conversation_id=cid,
-                                                  voice_command=utterance)), backend
-    finally:
-        store.close()
+    return scripted_turn(tmp_path, utterance, replies, TOOLS)
 
 
 def test_a_question_answered_with_a_call_that_does_something_is_answered_in_words(

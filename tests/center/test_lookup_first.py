@@ -9,16 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from center_helpers import conversation_id, function_tool
+from center_helpers import function_tool, scripted_turn
 
-from jarvis.center.engine import Engine
 from jarvis.center.llm.base import LLMTimeoutError
 from jarvis.center.llm.scripted import ScriptedBackend, tool_calls
 from jarvis.center.lookup_first import lookup_instead, search_instead
 from jarvis.center.meaning import Relatedness
-from jarvis.center.store import Store
 from jarvis.center.toolspec import build_catalog
-from jarvis.protocol import ConversationStartRequest, VoiceCommandRequest
 
 TEXT = {"type": "string"}
 CARS = function_tool(
@@ -92,17 +89,7 @@ def test_a_look_up_is_of_the_kind_its_parameters_describe(relatedness: Relatedne
 
 def _turn(tmp_path: Path, relatedness: Relatedness, utterance: str, *replies: Any,
           tools: list[dict[str, Any]] | None = None) -> tuple[Any, ScriptedBackend]:
-    backend = ScriptedBackend(list(replies))
-    store = Store(f"sqlite:///{tmp_path / 'c.db'}")
-    engine = Engine(store, backend, relatedness=relatedness)
-    cid = conversation_id()
-    engine.start(ConversationStartRequest(conversation_id=cid,
-                                          client_tools=tools or [CARS, RESERVE]))
-    try:
-        return engine.command(VoiceCommandRequest(conversation_id=cid,
-                                                  voice_command=utterance)), backend
-    finally:
-        store.close()
+    return scripted_turn(tmp_path, utterance, replies, tools or [CARS, RESERVE], relatedness)
 
 
 def test_the_center_asks_about_the_look_up_instead(tmp_path: Path,

