@@ -11,6 +11,7 @@ from typing import Any
 
 from center_helpers import conversation_id, function_tool
 
+from jarvis.center.dates import dates_heard
 from jarvis.center.llm.scripted import ScriptedBackend, tool_call
 
 GET_RIDE = function_tool(
@@ -66,6 +67,32 @@ def test_an_invented_required_value_is_asked_for_then_the_answer_fills_it(
     done = center.answer(cid, "two of us")
     assert done["stop_reason"] == "tool_calls"
     assert _args(done) == {"destination": "the airport", "number_of_riders": 2}
+
+
+RENT_CAR = function_tool(
+    "rent_car",
+    {"city": {"type": "string", "description": "City to pick the car up in"},
+     "pickup_date": {"type": "string", "description": "Day of pickup"},
+     "return_date": {"type": "string", "description": "Day of return"}},
+    ["city", "pickup_date", "return_date"], "Rent a car",
+)
+
+
+def test_a_day_said_once_is_no_second_date(make_center: Any) -> None:
+    pickup = dates_heard("march 9th", "UTC")[0][0][:10]
+    back = dates_heard("march 12th", "UTC")[0][0][:10]
+    backend = ScriptedBackend([
+        tool_call("rent_car", city="Denver", pickup_date=pickup, return_date=pickup),
+        tool_call("rent_car", city="Denver", pickup_date=pickup, return_date=back),
+    ])
+    center = make_center(backend)
+    cid = conversation_id()
+    center.start(cid, [RENT_CAR])
+    asked = center.command(cid, "rent me a car in Denver on March 9th")
+    assert asked["stop_reason"] == "validation_required"
+    assert asked["validation_request"]["parameter_name"] == "return_date"
+    done = center.answer(cid, "March 12th")
+    assert _args(done) == {"city": "Denver", "pickup_date": pickup, "return_date": back}
 
 
 def test_a_missing_required_value_is_asked_for_without_a_retry(make_center: Any) -> None:

@@ -96,6 +96,12 @@ def test_requests_for_something_are_told_from_questions() -> None:
     assert asks_for_something("What's my balance?")
     assert asks_for_something("when is my flight")
     assert not asks_for_something("my sister is getting married in june")
+    # A clause after a conjunction.
+    assert asks_for_something("I'm travelling to Denver and I need a place to stay.")
+    assert asks_for_something("I am feeling hungry so I would like to find a place to eat.")
+    assert not asks_for_something("my brother and I went skiing last winter")
+    assert asks_for_something("I feel like watching a movie.")
+    assert not asks_for_something("I feel like I'm coming down with a cold")
 
 
 @pytest.mark.parametrize("said", [

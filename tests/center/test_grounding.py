@@ -131,6 +131,19 @@ def test_an_iso_date_written_for_plain_text_is_said_when_a_date_was() -> None:
     assert unsaid_required(with_hour, events, "events in la") == ["date"]
 
 
+def test_a_day_is_no_time_of_day() -> None:
+    visit = {"type": "object", "required": ["visit_time", "visit_date"],
+             "properties": {"visit_time": {"type": "string", "description": "Time of visit"},
+                            "visit_date": {"type": "string", "description": "Date of visit"}}}
+    # "this Sunday" is a day: written at both keys, the time of day is still unsaid.
+    written = {"visit_time": "2019-03-03", "visit_date": "2019-03-03"}
+    assert unsaid_required(written, visit, "book a visit this sunday please",
+                           times_said=True) == ["visit_time"]
+    said = {"visit_time": "10:30", "visit_date": "2019-03-03"}
+    assert unsaid_required(said, visit, "a visit this sunday at 10:30",
+                           times_said=True) == []
+
+
 def test_a_flag_is_said_by_its_own_words_not_by_the_tools_name() -> None:
     ride = {"type": "object", "required": ["shared_ride"],
             "properties": {"shared_ride": {"type": "boolean"}}}
@@ -138,6 +151,13 @@ def test_a_flag_is_said_by_its_own_words_not_by_the_tools_name() -> None:
                            tool="get_ride") == ["shared_ride"]
     assert unsaid_required({"shared_ride": True}, ride, "a shared ride please",
                            tool="get_ride") == []
+    # The words that frame a flag say nothing of it.
+    kids = {"type": "object", "required": ["good_for_kids"],
+            "properties": {"good_for_kids": {"type": "boolean"}}}
+    assert unsaid_required({"good_for_kids": True}, kids, "any good museums in town?",
+                           tool="find_attractions") == ["good_for_kids"]
+    assert unsaid_required({"good_for_kids": True}, kids, "a museum the kids would like",
+                           tool="find_attractions") == []
 
 
 def test_numbers_counted_in_a_unit_of_time_take_the_lengths_said_in_it() -> None:
@@ -219,9 +239,14 @@ def test_a_value_said_once_fills_one_parameter_the_last_written() -> None:
                            "songs by The Wanted") == ["artist"]
     assert repeated_values({"genre": "Paris", "album": "Paris"}, SONGS,
                            "from Paris to Paris") == []
-    # One day for two dates is no repetition: picked up and returned the same day.
-    assert repeated_values({"day": "2019-03-02", "back": "2019-03-02"}, SONGS,
-                           "on the 2nd, back the same day") == []
+    # A day said once fills the first of two dates; "the same day" says it again.
+    twice = {"back": "2019-03-02", "day": "2019-03-02"}
+    once = {"2019-03-02": 1}
+    assert repeated_values(twice, SONGS, "a car on the 2nd", days_said=once) == ["back"]
+    assert repeated_values(twice, SONGS, "on the 2nd, back the same day",
+                           days_said=once) == []
+    assert repeated_values(twice, SONGS, "from the 2nd to the 2nd",
+                           days_said={"2019-03-02": 2}) == []
 
 
 MOVIES = {"type": "object", "properties": {
@@ -250,6 +275,27 @@ def test_a_value_written_again_inside_another_with_its_name_fills_one_parameter(
 SIGHTS = {"type": "object", "required": ["town"], "properties": {
     "town": {"type": "string", "description": "Town to look in"},
     "kind": {"type": "string", "enum": ["Museum", "Historical Landmark", "Park"]}}}
+
+
+def test_a_choice_is_said_by_the_words_that_tell_it_from_the_others() -> None:
+    sights = {"type": "object", "required": ["kind"], "properties": {"kind": {
+        "type": "string", "enum": ["Place of Worship", "Theme Park", "Park", "Museum"]}}}
+    # "places" is a word of one option, but not all that tells it from the others.
+    assert unsaid_required({"kind": "Place of Worship"}, sights,
+                           "any interesting places to visit?") == ["kind"]
+    assert unsaid_required({"kind": "Place of Worship"}, sights,
+                           "a place of worship to visit") == []
+    # "Park" has no word of its own: a word of it said is enough, as "theme" is for
+    # "Theme Park".
+    assert unsaid_required({"kind": "Park"}, sights, "a theme park please") == []
+    assert unsaid_required({"kind": "Theme Park"}, sights, "a park please") == ["kind"]
+    airlines = {"type": "object", "required": ["airline"], "properties": {"airline": {
+        "type": "string", "enum": ["United Airlines", "Delta Airlines"]}}}
+    # The word every option has ("airlines") tells none of them.
+    assert unsaid_required({"airline": "United Airlines"}, airlines,
+                           "a flight with united") == []
+    assert unsaid_required({"airline": "Delta Airlines"}, airlines,
+                           "a flight on any airline") == ["airline"]
 
 
 def test_an_option_chosen_is_no_free_text_value_too() -> None:

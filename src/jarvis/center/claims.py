@@ -98,9 +98,13 @@ def promises_action(answer: str) -> bool:
     return _PROMISE.search(answer.strip().replace("\u2019", "'")) is not None
 
 
+# A clause starts a sentence, or follows a comma or a conjunction ("I'm hungry so I
+# need a place to eat").
 _REQUEST = re.compile(
-    r"(?:^|[.!?,;:]\s)\W*(?:(?:hi|hello|hey)\b\W*)?(?:(?:i|we)(?:'d| would) (?:like|love)"
+    r"(?:^|[.!?,;:]\s|\b(?:and|so|but|because)\s)\W*(?:(?:hi|hello|hey)\b\W*)?"
+    r"(?:(?:i|we)(?:'d| would) (?:like|love)"
     r"|(?:i|we) (?:want|wanna|need|wish|gotta|have to)|(?:i|we)(?:'ve| have)? got to"
+    r"|(?:i|we) feel like \w+ing"
     r"|(?:i'?m|i am) (?:looking (?:for|to)|searching)|i was hoping"
     r"|(?:i'?m|i am|we'?re|we are) (?:trying|hoping|planning|interested)"
     r"|can you|could you|would you|will you|please|help me|find me|get me|book me"
@@ -112,9 +116,10 @@ _REQUEST = re.compile(
 
 def asks_for_something(utterance: str) -> bool:
     """Whether `utterance` asks for something to be done or found (a want, a need, a
-    plan to do, a request of the assistant, an order: "I wish to ...", "can you ...",
-    "find a ...", in any of its sentences) or asks about the user's own things ("what's
-    my balance?"), as opposed to a question of general knowledge."""
+    plan to do, a request of the assistant, an order: "I wish to ...", "I feel like
+    watching ...", "can you ...", "find a ...", in any of its sentences or clauses) or
+    asks about the user's own things ("what's my balance?"), as opposed to a question of
+    general knowledge."""
     return _REQUEST.search(utterance.replace("\u2019", "'")) is not None
 
 

@@ -25,6 +25,7 @@ import os
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -1114,12 +1115,14 @@ class Engine:
         said = _said_in(turn)
         zone = _zone(turn)
         try:
+            days = dates.dates_heard(said, zone, turn.now)
             # Line by line: two clock times in a conversation ("at 5 pm", then "make it
             # 6 pm") are each a time said, not one unreadable time.
-            times = bool(dates.dates_heard(said, zone, turn.now) or any(
-                dates.times_heard(line) for line in said.splitlines()))
+            times = bool(days or any(dates.times_heard(line) for line in said.splitlines()))
         except ValueError:  # an unknown zone: any date said is taken as said
-            times = True
+            days, times = [], True
+        # How many phrases said each day.
+        days_said = Counter(day for phrase in days for day in {v[:10] for v in phrase})
         for index, call in enumerate(calls):
             spec = turn.catalog.tools[call.name]
             synonyms = {p.name: p.synonyms for p in spec.params.values() if p.synonyms}
@@ -1130,7 +1133,8 @@ class Engine:
             checked = {k: v for k, v in arguments.items() if k not in carried}
             required = [str(k) for k in schema.get("required") or []]
             # A value the call holds twice, said once, is not yet said for the first key.
-            repeated = repeated_values(checked, schema, said, tool=call.name)
+            repeated = repeated_values(checked, schema, said, tool=call.name,
+                                       days_said=days_said)
             unsaid = unsaid_required(checked, schema, said, synonyms, times_said=times,
                                      tool=call.name)
             for param in [k for k in required if k in unsaid or k in repeated]:

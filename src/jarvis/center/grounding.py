@@ -10,12 +10,17 @@ embedded backend drops optional values nobody asked for. What counts as said:
   length of time in another unit ("10 minutes" is 600 for a value in seconds), the
   schema's bounds for "max" or "min", "half" of them, a percentage;
 - a length of time (ISO-8601): an amount of a unit said;
-- a choice (enum): a word of the value; a choice the command describes with
-  `enum_synonyms` (an action: "put on some jazz" is play) is the LLM's reading;
-- a flag: a word of its name ("shared_ride" by "a shared ride");
+- a choice (enum): each word that tells the value from the other choices ("united" of
+  "United Airlines" beside "Delta Airlines"; both words of "Place of Worship": "places
+  to visit" chooses no category), or, for a value with no such word ("Park" beside
+  "Theme Park"), a word of it; a choice the command describes with `enum_synonyms` (an
+  action: "put on some jazz" is play) is the LLM's reading;
+- a flag: a word of its name ("shared_ride" by "a shared ride"), but for the words that
+  frame it ("has", "serves", "good": "good attractions" is no `good_for_kids`);
 - a date or a time: a date or time said (the center resolves the phrase itself); so is
   an ISO date written for free text (a date parameter declared as a plain string) when
-  a day was said, and a clock time written for free text ("14:30") when that time of
+  a day was said and the parameter's name asks for no time of day (a day is no
+  `pickup_time`), and a clock time written for free text ("14:30") when that time of
   day was said ("half past 2 in the afternoon").
 """
 
@@ -35,6 +40,7 @@ __all__ = [
     "FUNCTION_WORDS",
     "ISO_DAY",
     "NUMBER",
+    "choice_said",
     "content_words",
     "derived_numbers",
     "durations_said",
@@ -83,6 +89,18 @@ def is_said(value: str, utterance: str) -> bool:
         return True  # nothing to check ("" or punctuation): not an invention
     heard = words(utterance)
     return any(word_said(w, heard) for w in value_words)
+
+
+def choice_said(value: str, choices: Iterable[Any], said: str) -> bool:
+    """Whether `said` chose `value` among `choices` (see the module docstring)."""
+    others = {w for choice in choices if str(choice) != value
+              for w in content_words(str(choice).replace("_", " "))}
+    own = content_words(value.replace("_", " "))
+    telling = [w for w in own if w not in others]
+    if not telling:
+        return is_said(value.replace("_", " "), said)
+    heard = words(said)
+    return all(word_said(w, heard) for w in telling)
 
 
 def said_in_full(value: str, said: str) -> bool:
@@ -311,13 +329,22 @@ def _bounds_said(schema: dict[str, Any], heard: list[str]) -> set[float]:
     return out
 
 
+# Words a yes/no's name frames its matter with, which any request says ("serves",
+# "good": "a place that serves pizza" says nothing of `serves_alcohol`).
+_FLAG_FRAMES = frozenset({
+    "have", "having", "serve", "serves", "serving", "offer", "offers", "offering", "good",
+    "provide", "provides", "include", "includes", "support", "supports", "allow", "allows",
+    "with", "does"})
+
+
 def _flag_said(key: str, said: str, tool: str) -> bool:
     """A yes/no value is accounted for when its name was said ("a shared ride"); the
     words it shares with the tool's name do not count ("a ride" says nothing of
-    `get_ride`'s `shared_ride`)."""
+    `get_ride`'s `shared_ride`), nor do the words that frame it ("good" of
+    `good_for_kids`)."""
     heard, named = words(said), set(words(tool.replace("_", " ")))
     return any(word_said(w, heard) for w in words(key.replace("_", " "))
-               if len(w) >= 4 and w not in named)
+               if len(w) >= 4 and w not in named and w not in _FLAG_FRAMES)
 
 
 def _copies_schema(key: str, value: str, schema: dict[str, Any], heard: list[str]) -> bool:
@@ -421,6 +448,13 @@ def _clock_time_said(value: str, said: str) -> bool:
     return f"{hour:02d}:{minute:02d}" in times_heard(said)
 
 
+def _names_a_time_of_day(key: str) -> bool:
+    """Whether a parameter's name asks for a time of day and no day (`pickup_time`), so
+    that a day written for it answers something else."""
+    named = words(key.replace("_", " "))
+    return "time" in named and not {"date", "day", "datetime", "when"} & set(named)
+
+
 def _value_said(key: str, value: Any, schema: dict[str, Any], said: str,
                 synonyms: Mapping[str, Iterable[str]], times_said: bool, tool: str,
                 others: frozenset[str] = frozenset()) -> bool:
@@ -441,11 +475,11 @@ def _value_said(key: str, value: Any, schema: dict[str, Any], said: str,
     if schema.get("format") in _TEMPORAL_FORMATS:
         return times_said or is_said(value, said)
     if ISO_DAY.fullmatch(value):  # a day written for free text: a day said ("at 7" is none)
-        return bool(dates_heard(said, "UTC"))
+        return bool(dates_heard(said, "UTC")) and not _names_a_time_of_day(key)
     if isinstance(schema.get("enum"), list):
         # Declared words make a choice the request's to decide ("put on some jazz" is
         # play): the command said how its values are asked for.
-        return bool(synonyms) or is_said(value.replace("_", " "), said)
+        return bool(synonyms) or choice_said(value, schema["enum"], said)
     if _clock_time_said(value, said):
         return True
     heard = words(said)
@@ -498,14 +532,16 @@ def unsaid_required(
 
 
 def repeated_values(arguments: Mapping[str, Any], schema: dict[str, Any], said: str,
-                    tool: str = "") -> list[str]:
+                    tool: str = "", days_said: Mapping[str, int] | None = None) -> list[str]:
     """Keys whose free-text value a later key of the call holds too, beyond the times it
     was said: words said once fill one parameter. A small model writes the name it heard
     at the first key that could hold it ("genre": "Night Train") and again at its own
     ("album": "Night Train"), so the last is kept; so, too, where one value holds the
     other beside a word of the other's parameter name or of the tool's (`tool`) name,
-    and where an option chosen holds it (the option is kept). Days and times are left
-    alone (a car picked up and returned on the same day)."""
+    and where an option chosen holds it (the option is kept). A day (`days_said`: ISO
+    day -> how many phrases said it) written at more keys than it was said is kept at
+    the first in declared order: "a car on the 9th" says when it is picked up, not when
+    it is returned. Times are left alone."""
     props = schema.get("properties") or {}
     holders: dict[str, list[str]] = {}
     for key, value in arguments.items():
@@ -537,7 +573,27 @@ def repeated_values(arguments: Mapping[str, Any], schema: dict[str, Any], said: 
                 earlier = min(whole_keys[-1], part_keys[-1], key=order.index)
                 if earlier not in repeated:
                     repeated.append(earlier)
-    return repeated
+    if _SAME_DAY.search(said):  # "back the same day" says the day once more
+        return repeated
+    return repeated + [k for k in _days_written_again(arguments, props, days_said or {})
+                       if k not in repeated]
+
+
+_SAME_DAY = re.compile(r"\b(?:same|that) day\b", re.IGNORECASE)
+
+
+def _days_written_again(arguments: Mapping[str, Any], props: Mapping[str, Any],
+                        days_said: Mapping[str, int]) -> list[str]:
+    """Keys past the first (in declared order) that hold a day said fewer times than it
+    is written; a day not in `days_said` (not read from what was said) is left alone."""
+    keys_by_day: dict[str, list[str]] = {}
+    for key in sorted(arguments, key=lambda k: list(props).index(k) if k in props else 0):
+        value = arguments[key]
+        day = ISO_DAY.fullmatch(value) if isinstance(value, str) else None
+        if day is not None:
+            keys_by_day.setdefault(day[1], []).append(key)
+    return [key for day, keys in keys_by_day.items() if days_said.get(day)
+            for key in keys[days_said[day]:]]
 
 
 def _times_said(text: str, heard: str) -> int:
