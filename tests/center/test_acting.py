@@ -9,7 +9,7 @@ import pytest
 from center_helpers import function_tool, scripted_turn
 
 from jarvis.center.acting import acts
-from jarvis.center.keywords import asks_a_question
+from jarvis.center.keywords import asks_a_question, asks_how_much
 from jarvis.center.llm.scripted import ScriptedBackend, text, tool_calls
 from jarvis.center.toolspec import build_catalog
 
@@ -120,3 +120,51 @@ def test_a_question_keeps_its_look_up_and_a_request_its_action(tmp_path: Path) -
     assert response.stop_reason == "tool_calls"
     assert len(backend.requests) == 1
 
+
+
+CONVERT = function_tool(
+    "convert_units",
+    {"value": {"type": "number"}, "from_unit": {"type": "string"},
+     "to_unit": {"type": "string"}},
+    ["value", "from_unit", "to_unit"],
+    "Convert an amount from one unit to another: cups, ounces, liters, miles")
+
+
+@pytest.mark.parametrize(("utterance", "amount"), [
+    ("how many cups of flour go into a loaf of bread", True),
+    ("so how far is it from London to Leeds", True),
+    ("how long should I boil an egg", True),
+    ("how do I convert a recipe", False),  # a way, not an amount
+    ("what's four plus four", False),
+    ("tell me how many cups are in a liter", False),  # an order first
+])
+def test_a_question_for_an_amount_is_told(utterance: str, amount: bool) -> None:
+    assert asks_how_much(utterance) is amount
+
+
+def test_a_question_for_an_amount_nobody_gave_is_answered_not_asked_back(
+        tmp_path: Path) -> None:
+    # The amount a converter needs is what the question asks for: no question back.
+    convert = tool_calls(("convert_units", {"from_unit": "miles", "to_unit": "km"}))
+    answer = text("About 330 miles.")
+    response, backend = scripted_turn(tmp_path, "how many miles is it from London to Leeds",
+                                      [convert, answer], [CONVERT])
+    assert response.stop_reason == "complete"
+    assert response.assistant_message == "About 330 miles."
+    assert [r.tools_disabled for r in backend.requests] == [False, True]
+    # An amount said is converted; "a cup" says one, so the value is asked for.
+    said = tool_calls(("convert_units", {"value": 2, "from_unit": "liters",
+                                         "to_unit": "cups"}))
+    response, _ = scripted_turn(tmp_path / "said", "how many cups are in 2 liters",
+                                [said], [CONVERT])
+    assert response.stop_reason == "tool_calls"
+    cup = tool_calls(("convert_units", {"from_unit": "cup", "to_unit": "ounces"}))
+    response, _ = scripted_turn(tmp_path / "cup", "how many ounces are in a cup",
+                                [cup], [CONVERT])
+    assert response.stop_reason == "validation_required"
+    assert response.validation_request.parameter_name == "value"
+    # A sum put as "what is" is asked about as before.
+    response, _ = scripted_turn(tmp_path / "sum", "what is for liters converted to cups",
+                                [convert], [CONVERT])
+    assert response.stop_reason == "validation_required"
+    assert response.validation_request.parameter_name == "value"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from center_helpers import WEATHER_TOOL, conversation_id, function_tool
+from center_helpers import CALCULATOR_COMMAND, WEATHER_TOOL, conversation_id, function_tool
 
 from jarvis.center.claims import (
     REFUSAL,
@@ -14,6 +14,7 @@ from jarvis.center.claims import (
     declines,
     echoes_a_declaration,
     promises_action,
+    restates_an_example,
     settles_the_users_question,
     states_tool_facts,
     unsaid_specifics,
@@ -253,3 +254,23 @@ def test_a_call_written_as_text_is_told_from_an_answer() -> None:
     # Names that are words stay words.
     assert not writes_a_call("Weather is hard to predict; music helps.", names)
     assert not writes_a_call("Pack sunscreen, a hat and a towel.", names)
+
+
+def test_an_answer_that_restates_an_example_request_is_no_answer() -> None:
+    examples = ["what's 12 times 4", "how many miles is 10 kilometers"]
+    assert restates_an_example("What is 12 times 4?", examples, "I feel like going out")
+    # The user's own request, and an answer to it, are not a copy.
+    assert not restates_an_example("What is 12 times 4?", examples, "what is 12 times 4")
+    assert not restates_an_example("12 times 4 is 48.", examples, "what's 12 times 4")
+    assert not restates_an_example("Paris is the capital of France.", examples,
+                                   "what's the capital of france")
+
+
+def test_an_example_request_said_back_is_refused(make_center: Any) -> None:
+    # Scripted LLM (the protocol is under test): it copies the command's example request.
+    backend = ScriptedBackend([text("What is 2 plus 2?")])
+    center = make_center(backend)
+    cid = conversation_id()
+    center.start(cid, [], commands=[CALCULATOR_COMMAND])
+    reply = center.command(cid, "we're going out to the lake tonight")
+    assert (reply["stop_reason"], reply["assistant_message"]) == ("complete", REFUSAL)

@@ -26,10 +26,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from rapidfuzz import fuzz
+
 from jarvis.center.keywords import same_word, telling_words, words
 
 __all__ = ["REFUSAL", "asks_for_something", "asks_the_user_back", "declines",
-           "echoes_a_declaration", "promises_action", "settles_the_users_question",
+           "echoes_a_declaration", "promises_action", "restates_an_example",
+           "settles_the_users_question",
            "states_tool_facts", "unsaid_specifics", "writes_a_call"]
 
 REFUSAL = "Sorry, I can't help with that."
@@ -173,6 +176,26 @@ def echoes_a_declaration(answer: str, declarations: Iterable[tuple[str, str]]) -
         if _copies_a_run(declared, runs) and 2 * sum(w in own for w in said) >= len(said):
             return True
     return False
+
+
+def restates_an_example(answer: str, examples: Iterable[str], request: str) -> bool:
+    """Whether `answer` is, all but in spelling, one of the requests a tool's `examples`
+    give and the user's `request` is not: "What is 12 times 4?" to "I feel like going
+    out tonight", beside a calculator's example "what's 12 times 4". A small model that
+    cannot place a request copies one it was shown."""
+    said, asked = _plain(answer), _plain(request)
+    return any(fuzz.ratio(said, example) >= _RESTATED and fuzz.ratio(asked, example) < _RESTATED
+               for example in map(_plain, examples) if example)
+
+
+# How alike (0-100) an answer and an example request are when one restates the other.
+_RESTATED = 85
+_CONTRACTED = re.compile(r"\b(what|that|it|there|here|who|where|how)'s\b")
+
+
+def _plain(text: str) -> str:
+    """`text` as lowercase words, "what's" as "what is"."""
+    return " ".join(words(_CONTRACTED.sub(r"\1 is", text.lower().replace("\u2019", "'"))))
 
 
 # JSON arguments ('{"action": ...', "{}"), which nobody says aloud.

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import threading
 import time
 import uuid
@@ -40,6 +41,7 @@ from jarvis.center.claims import (
     declines,
     echoes_a_declaration,
     promises_action,
+    restates_an_example,
     settles_the_users_question,
     states_tool_facts,
     unsaid_specifics,
@@ -55,6 +57,7 @@ from jarvis.center.evocation import (
 from jarvis.center.grounding import (
     ISO_DAY,
     free_text,
+    numbers_said,
     repeated_values,
     said_in_full,
     unsaid_optional,
@@ -62,6 +65,7 @@ from jarvis.center.grounding import (
 )
 from jarvis.center.keywords import (
     asks_a_question,
+    asks_how_much,
     description_hints,
     description_words,
     keyword_hints,
@@ -855,13 +859,19 @@ class Engine:
     @staticmethod
     def _not_asked_for(turn: _Turn, calls: list[LLMToolCall]) -> str | None:
         """The trace key saying why `calls` answer nothing the user asked for: a remark on
-        how something was (remarks.py), or a question for information
+        how something was (remarks.py), a question for an amount that says no number
+        ("a cup" says one) and whose call lacks an amount it needs ("how many miles is it
+        from London to Leeds" asks for the distance, it gives none to convert), or a
+        question for information
         (keywords.asks_a_question) that every call acts on instead (acting.py)."""
         if not calls:
             return None
         said = turn.voice_command or ""
         if remarks_on_the_past(said):
             return "remark_not_acted_on"
+        if (asks_how_much(said) and not numbers_said(said)
+                and any(_lacks_an_amount(turn, c) for c in calls)):
+            return "amount_asked_about"
         if not asks_a_question(said):
             return None
         for call in calls:
@@ -1277,12 +1287,42 @@ class Engine:
         return self._response(turn, "error", text), None
 
 
+def _lacks_an_amount(turn: _Turn, call: LLMToolCall) -> bool:
+    """Whether `call` lacks a required amount (a number or a length of time), or holds
+    one nothing said accounts for."""
+    spec, arguments = turn.catalog.tools.get(call.name), _parsed(call)
+    if spec is None or arguments is None:
+        return False
+    amounts = [p.name for p in spec.params.values()
+               if p.required and p.type is not None and p.type.kind in _AMOUNT_KINDS]
+    unsaid = unsaid_required(arguments, spec.parameters, _said_in(turn), tool=call.name)
+    return any(arguments.get(name) is None or name in unsaid for name in amounts)
+
+
+_AMOUNT_KINDS = frozenset({"int", "float", "timedelta"})
+
+
 def _echoes(turn: _Turn, text: str) -> bool:
-    """Whether an answer writes out the declaration of a tool of the turn, or a call of
-    one (see claims.py)."""
+    """Whether an answer writes out the declaration of a tool of the turn, a call of one,
+    or a request its examples or description quote (see claims.py)."""
     tools = turn.catalog.tools
     return writes_a_call(text, tools) or echoes_a_declaration(
-        text, [(spec.name, spec.description) for spec in tools.values()])
+        text, [(spec.name, spec.description) for spec in tools.values()]
+    ) or restates_an_example(text, _example_requests(turn), turn.voice_command or "")
+
+
+def _example_requests(turn: _Turn) -> list[str]:
+    """The requests the tools' examples give, and those their descriptions quote."""
+    found: list[str] = []
+    for spec in turn.catalog.tools.values():
+        examples = (spec.command or {}).get("examples") or []
+        found += [str(e.get("voice_command") or "") for e in examples if isinstance(e, dict)]
+        found += _QUOTED_REQUEST.findall(spec.description or "")
+    return found
+
+
+# A request a description quotes: "Use for 'what is 5 plus 3'".
+_QUOTED_REQUEST = re.compile(r"'([^']{6,80})'")
 
 
 def _trace_retry(turn: _Turn, calls: list[LLMToolCall], problems: list[CallProblem],

@@ -176,6 +176,19 @@ def opening_word(utterance: str) -> str:
     return next(iter(without_lead_ins(utterance)), "")
 
 
+# The words after "how" that ask for an amount ("how many", "how far", "how long").
+_AMOUNTS = frozenset({
+    "many", "much", "far", "long", "tall", "big", "heavy", "old", "hot", "cold", "deep",
+    "high", "fast", "warm", "large", "wide", "often"})
+
+
+def asks_how_much(utterance: str) -> bool:
+    """Whether `utterance` opens by asking for an amount ("how many cups go into a loaf",
+    "how far is it to Leeds"), after its lead-ins."""
+    heard = without_lead_ins(utterance)
+    return len(heard) > 1 and heard[0] == "how" and heard[1] in _AMOUNTS
+
+
 # Openings that put a request as a question ("are you able to find ...", "how about
 # some jazz", "do you have a table ..."): said to the assistant, they ask for an action.
 _POLITE_OPENINGS = (("do", "you"), ("are", "you"), ("how", "about"), ("what", "about"),
