@@ -298,6 +298,16 @@ def test_a_choice_is_said_by_the_words_that_tell_it_from_the_others() -> None:
                            "a flight on any airline") == ["airline"]
 
 
+def test_another_parameters_option_is_no_free_text_value() -> None:
+    shows = {"type": "object", "required": ["city"], "properties": {
+        "city": {"type": "string"}, "genre": {"type": "string"},
+        "show_type": {"type": "string", "enum": ["regular", "3d", "imax"]}}}
+    said = "I want to watch a 3d movie in Emeryville"
+    assert unsaid_optional({"city": "Emeryville", "genre": "3D"}, shows, said) == ["genre"]
+    assert unsaid_optional({"city": "Emeryville", "genre": "comedy"}, shows,
+                           "a 3d comedy in Emeryville") == []
+
+
 def test_an_option_chosen_is_no_free_text_value_too() -> None:
     said = "I would like to see a historical landmark"
     assert repeated_values({"town": "Historical Landmark", "kind": "Historical Landmark"},

@@ -5,7 +5,9 @@ the user for a required value nothing said accounts for instead of passing an in
 one to the node ("I need a cab" is no `get_ride(destination="Los Angeles")`), and the
 embedded backend drops optional values nobody asked for. What counts as said:
 
-- free text: one of its meaningful words, or a close one (plurals, speech recognition);
+- free text: one of its meaningful words, or a close one (plurals, speech recognition),
+  unless it is one of another parameter's options ("3D" for a `genre` beside a
+  `show_type` that offers "3d": said, it chose the option);
 - a number: said as digits or as a small number word, or derived from what was said: a
   length of time in another unit ("10 minutes" is 600 for a value in seconds), the
   schema's bounds for "max" or "min", "half" of them, a percentage;
@@ -497,9 +499,20 @@ def _unsaid(keys: Iterable[str], arguments: Mapping[str, Any], schema: dict[str,
     kind = _kind_words(tool)
     return [key for key in keys
             if isinstance(props.get(key), dict) and arguments.get(key) is not None
-            and not _value_said(key, arguments[key], props[key], said,
-                                (synonyms or {}).get(key, {}), times_said, tool,
-                                _name_words(props, key) | kind)]
+            and (_another_parameters_option(key, arguments[key], props)
+                 or not _value_said(key, arguments[key], props[key], said,
+                                    (synonyms or {}).get(key, {}), times_said, tool,
+                                    _name_words(props, key) | kind))]
+
+
+def _another_parameters_option(key: str, value: Any, props: Mapping[str, Any]) -> bool:
+    """Whether a free-text value is one of another parameter's options ("3D" as `genre`
+    beside a `show_type` of regular, 3d, imax): said, it chose that option."""
+    if not isinstance(value, str) or not free_text(props.get(key) or {}):
+        return False
+    return any(value.strip().lower() == str(option).lower()
+               for other, schema in props.items() if other != key and isinstance(schema, dict)
+               for option in schema.get("enum") or ())
 
 
 def _kind_words(tool: str) -> frozenset[str]:
