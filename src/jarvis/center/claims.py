@@ -18,7 +18,8 @@ no to a question about the user's own things ("is my rice ready yet?" -> "Yes, m
 is ready."): only a tool, or the user, knows that. An answer that writes out a tool's
 declaration ("Find restaurant", "movies get rated based on their genre and optionally
 director") is no answer at all, nor is a call written out as text
-(`shopping_list {"action": "add"}`).
+(`shopping_list {"action": "add"}`), nor one of a tool's example requests said back
+("What is 12 times 4?").
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ from jarvis.center.keywords import same_word, telling_words, words
 
 __all__ = ["REFUSAL", "asks_for_something", "asks_the_user_back", "declines",
            "echoes_a_declaration", "promises_action", "restates_an_example",
-           "settles_the_users_question",
-           "states_tool_facts", "unsaid_specifics", "writes_a_call"]
+           "settles_the_users_question", "states_tool_facts", "unsaid_specifics",
+           "writes_a_call"]
 
 REFUSAL = "Sorry, I can't help with that."
 

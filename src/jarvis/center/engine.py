@@ -862,8 +862,8 @@ class Engine:
         how something was (remarks.py), a question for an amount that says no number
         ("a cup" says one) and whose call lacks an amount it needs ("how many miles is it
         from London to Leeds" asks for the distance, it gives none to convert), or a
-        question for information
-        (keywords.asks_a_question) that every call acts on instead (acting.py)."""
+        question for information (keywords.asks_a_question) that every call acts on
+        instead (acting.py)."""
         if not calls:
             return None
         said = turn.voice_command or ""
