@@ -1313,12 +1313,9 @@ def _echoes(turn: _Turn, text: str) -> bool:
 
 def _example_requests(turn: _Turn) -> list[str]:
     """The requests the tools' examples give, and those their descriptions quote."""
-    found: list[str] = []
-    for spec in turn.catalog.tools.values():
-        examples = (spec.command or {}).get("examples") or []
-        found += [str(e.get("voice_command") or "") for e in examples if isinstance(e, dict)]
-        found += _QUOTED_REQUEST.findall(spec.description or "")
-    return found
+    return [request for spec in turn.catalog.tools.values()
+            for request in (*spec.example_requests,
+                            *_QUOTED_REQUEST.findall(spec.description or ""))]
 
 
 # A request a description quotes: "Use for 'what is 5 plus 3'".

@@ -599,8 +599,9 @@ def _days_written_again(arguments: Mapping[str, Any], props: Mapping[str, Any],
                         days_said: Mapping[str, int]) -> list[str]:
     """Keys past the first (in declared order) that hold a day said fewer times than it
     is written; a day not in `days_said` (not read from what was said) is left alone."""
+    declared = {key: index for index, key in enumerate(props)}
     keys_by_day: dict[str, list[str]] = {}
-    for key in sorted(arguments, key=lambda k: list(props).index(k) if k in props else 0):
+    for key in sorted(arguments, key=lambda k: declared.get(k, 0)):
         value = arguments[key]
         day = ISO_DAY.fullmatch(value) if isinstance(value, str) else None
         if day is not None:

@@ -65,6 +65,13 @@ class ToolSpec:
         """The tool's `parameters` JSON schema ({} when it declares none)."""
         return self.schema.get("function", self.schema).get("parameters") or {}
 
+    @property
+    def example_requests(self) -> list[str]:
+        """The requests of the command's examples, in order ("" where one gives none)."""
+        examples = (self.command or {}).get("examples") or []
+        return [str(e.get("voice_command") or "").strip() for e in examples
+                if isinstance(e, dict)]
+
 
 @dataclass
 class ToolCatalog:

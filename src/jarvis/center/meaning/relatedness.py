@@ -32,10 +32,7 @@ def declaration_sentences(spec: ToolSpec) -> list[str]:
     """The sentences that say what `spec` is for: name and description, then examples."""
     name = spec.name.replace("_", " ").replace("-", " ")
     first = f"{name}: {spec.description}" if spec.description else name
-    examples = [str(e.get("voice_command") or "").strip()
-                for e in ((spec.command or {}).get("examples") or [])[:_EXAMPLES]
-                if isinstance(e, dict)]
-    return [first, *(e for e in examples if e)]
+    return [first, *(e for e in spec.example_requests[:_EXAMPLES] if e)]
 
 
 class Relatedness:
