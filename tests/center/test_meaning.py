@@ -66,6 +66,30 @@ def test_a_commands_examples_are_sentences_of_its_declaration() -> None:
         "water plants: Water the garden", "the tomatoes look thirsty"]
 
 
+def _find_events(options: list[str] | None) -> dict[str, Any]:
+    choice = {"category": {"type": "string", "description": "Type of event", "enum": options}}
+    return function_tool("find_events", {"city": {"type": "string"},
+                                         **(choice if options else {})},
+                         ["city"], "Find events in a given city")
+
+
+def test_a_choice_and_its_options_are_a_sentence_of_the_declaration() -> None:
+    catalog = build_catalog([_find_events(["Music", "Sports"])], None)
+    assert declaration_sentences(catalog.tools["find_events"]) == [
+        "find events: Find events in a given city",
+        "find events: Type of event: Music, Sports"]
+
+
+def test_a_choices_options_tell_what_a_plain_tool_is_for(relatedness: Relatedness) -> None:
+    weather = function_tool("get_weather", {"city": {"type": "string"}}, ["city"],
+                            "Get the weather for a city")
+    request = "I want to watch some football"
+    for options, nearest in [(None, "get_weather"), (["Music", "Sports"], "find_events")]:
+        scores = relatedness.scores(request, build_catalog([_find_events(options), weather],
+                                                           None))
+        assert max(scores, key=scores.__getitem__) == nearest, (options, scores)
+
+
 def test_off_means_words_only_and_on_needs_the_prepared_encoder(tmp_path: Path,
                                                                 monkeypatch) -> None:
     assert load_relatedness("off") is None

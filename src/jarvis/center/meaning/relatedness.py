@@ -1,11 +1,13 @@
 """How related what the user said is to each tool, by the meaning of the words.
 
 Each tool is known by the sentences of its own declaration: its name and description
-("find bus: Find a bus journey for a given pair of cities") and, where the command
-declares them, its examples' requests. A request's relatedness to a tool is the highest
-cosine between the request's sentence vector and those sentences' vectors. Nothing here
-depends on which tools exist: what a tool means comes only from what its author wrote,
-and a better description or an example in the users' own words makes it better understood.
+("find bus: Find a bus journey for a given pair of cities"), each choice it offers with
+its options ("find events: Type of event: Music, Sports": a concert is an event to find)
+and, where the command declares them, its examples' requests. A request's relatedness to
+a tool is the highest cosine between the request's sentence vector and those sentences'
+vectors. Nothing here depends on which tools exist: what a tool means comes only from
+what its author wrote, and a better description or an example in the users' own words
+makes it better understood.
 
 Tool sentences are encoded once and kept (a tool set is sent once per conversation and
 nodes send the same tools again and again); a request costs one encoding.
@@ -26,13 +28,17 @@ __all__ = ["Relatedness", "declaration_sentences"]
 
 _KEPT = 4096  # tool sentences whose vectors are kept
 _EXAMPLES = 8  # a command's examples read, at most
+_OPTIONS = 12  # a choice's options read, at most
 
 
 def declaration_sentences(spec: ToolSpec) -> list[str]:
-    """The sentences that say what `spec` is for: name and description, then examples."""
+    """The sentences that say what `spec` is for: name and description, its choices, then
+    examples."""
     name = spec.name.replace("_", " ").replace("-", " ")
     first = f"{name}: {spec.description}" if spec.description else name
-    return [first, *(e for e in spec.example_requests[:_EXAMPLES] if e)]
+    choices = [f"{name}: {p.description or p.name.replace('_', ' ')}: "
+               f"{', '.join(p.enum[:_OPTIONS])}" for p in spec.params.values() if p.enum]
+    return [first, *choices, *(e for e in spec.example_requests[:_EXAMPLES] if e)]
 
 
 class Relatedness:
