@@ -163,6 +163,12 @@ def test_a_question_for_an_amount_nobody_gave_is_answered_not_asked_back(
                                 [cup], [CONVERT])
     assert response.stop_reason == "validation_required"
     assert response.validation_request.parameter_name == "value"
+    # "a" before a thing that is no unit says no number: the weight is what is asked.
+    weigh = tool_calls(("convert_units", {"from_unit": "whale", "to_unit": "tons"}))
+    response, _ = scripted_turn(tmp_path / "whale", "how much does a blue whale weigh in tons",
+                                [weigh, text("About 150 tons.")], [CONVERT])
+    assert response.stop_reason == "complete"
+    assert response.assistant_message == "About 150 tons."
     # A sum put as "what is" is asked about as before.
     response, _ = scripted_turn(tmp_path / "sum", "what is for liters converted to cups",
                                 [convert], [CONVERT])

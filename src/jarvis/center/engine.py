@@ -56,8 +56,8 @@ from jarvis.center.evocation import (
 )
 from jarvis.center.grounding import (
     ISO_DAY,
+    derived_numbers,
     free_text,
-    numbers_said,
     repeated_values,
     said_in_full,
     unsaid_optional,
@@ -859,9 +859,9 @@ class Engine:
     @staticmethod
     def _not_asked_for(turn: _Turn, calls: list[LLMToolCall]) -> str | None:
         """The trace key saying why `calls` answer nothing the user asked for: a remark on
-        how something was (remarks.py), a question for an amount that says no number
-        ("a cup" says one) and whose call lacks an amount it needs ("how many miles is it
-        from London to Leeds" asks for the distance, it gives none to convert), or a
+        how something was (remarks.py), a question for an amount that says no number ("a
+        cup" says one, "a blue whale" none) and whose call lacks an amount it needs ("how
+        many miles is it from London to Leeds" asks for the distance, it gives none), or a
         question for information (keywords.asks_a_question) that every call acts on
         instead (acting.py)."""
         if not calls:
@@ -869,7 +869,7 @@ class Engine:
         said = turn.voice_command or ""
         if remarks_on_the_past(said):
             return "remark_not_acted_on"
-        if (asks_how_much(said) and not numbers_said(said)
+        if (asks_how_much(said) and not derived_numbers(said)
                 and any(_lacks_an_amount(turn, c) for c in calls)):
             return "amount_asked_about"
         if not asks_a_question(said):
