@@ -168,3 +168,18 @@ def test_the_center_searches_instead_of_playing(tmp_path: Path,
         tools=[PLAYER, FIND_SONGS])
     assert [c.function.name for c in response.tool_calls] == ["media_player"]
     assert len(backend.requests) == 1
+
+
+def test_a_verb_both_names_share_makes_no_two_tools_of_one_kind(
+        relatedness: Relatedness) -> None:
+    restaurants = function_tool("find_restaurants", {"cuisine": TEXT, "city": TEXT},
+                                ["cuisine", "city"],
+                                "Find a restaurant of a particular cuisine in a city")
+    dentist = function_tool("find_provider", {"city": TEXT}, ["city"],
+                            "Find a dentist by location and optionally by services offered")
+    catalog = build_catalog([restaurants, dentist], None)
+    said = "I'd like to find a place to eat in Mill Valley"
+    found = lookup_instead(catalog.tools["find_restaurants"], {"city": "Mill Valley"},
+                           catalog, said, relatedness.scores(said, catalog))
+    assert found is None  # "find" of both names: a dentist is no place to eat
+

@@ -237,6 +237,15 @@ def test_a_refusal_of_a_request_for_a_tool_it_means_is_asked_again_as_a_call(
     assert [r.must_call for r in backend.requests] == [False]
 
 
+def test_a_tools_declaration_written_out_for_a_request_it_means_is_asked_again_as_a_call(
+        tmp_path: Path, relatedness: Relatedness) -> None:
+    echo = text("Find a bus journey for a given pair of cities")
+    asked, backend = _engine_turn(tmp_path, relatedness, "Can you help me find a bus?",
+                                  echo, tool_calls(("find_bus", {})))
+    assert asked.stop_reason == "validation_required"
+    assert asked.validation_request.parameter_name == "from_city"
+    assert [r.must_call for r in backend.requests] == [False, True]
+
 
 def test_a_tools_declaration_written_out_is_no_answer(
         tmp_path: Path, relatedness: Relatedness) -> None:

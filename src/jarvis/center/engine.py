@@ -805,8 +805,9 @@ class Engine:
         call you a cab now."), settles a question about the user's things that only a tool
         can ("Yes, my rice is ready."), or, to a request for something done or found,
         gives a result nobody said ("Here are some cool places: 1. Paris ..."), asks the
-        user back ("Which city are you leaving from?"), as the tool's parameters would, or
-        declines what a tool is there for ("Sorry, I can't help with that."). Specifics
+        user back ("Which city are you leaving from?"), as the tool's parameters would,
+        declines what a tool is there for ("Sorry, I can't help with that.") or writes out
+        a tool's declaration ("Find a restaurant of a particular cuisine"). Specifics
         alone are no sign of a call: an answer to a question about the world has them
         too, and such a question can be near a tool in meaning. Not after a node's
         validation error or a server tool's result."""
@@ -820,7 +821,7 @@ class Engine:
             return True
         return asks_for_something(turn.voice_command) and (
             asks_the_user_back(text) or declines(text) or states_tool_facts(text)
-            or bool(unsaid_specifics(text, _said_in(turn))))
+            or bool(unsaid_specifics(text, _said_in(turn))) or _echoes(turn, text))
 
     def _value_to_ask(
         self, turn: _Turn, calls: list[LLMToolCall], problems: list[CallProblem]

@@ -5,9 +5,10 @@
 will you pick it up?" for a car nobody has chosen. When the center is about to ask for a
 value of a tool, another tool is tried first if
 
-- it is of the same kind (a word said is of both tools' declarations: "car"; of the
-  other's, its parameters' descriptions count too: "City where the doctor is located")
-  and means the request about as much (relatedness within `MEANING_MARGIN`),
+- it is of the same kind (a word said is of both tools' declarations: "car", not a verb
+  of asking such as "find"; of the other's, its parameters' descriptions count too: "City
+  where the doctor is located") and means the request about as much (relatedness within
+  `MEANING_MARGIN`),
 - it needs fewer values, at least one (a look-up is made with something said; a tool
   that needs nothing reads out a state, and is no search for anything),
 - the user said none of the values that only the first tool takes ("at The Cartwright
@@ -33,6 +34,7 @@ from typing import Any
 
 from jarvis.center.grounding import FUNCTION_WORDS, word_said
 from jarvis.center.keywords import (
+    REQUEST_VERBS,
     TRADING_VERBS,
     same_word,
     says_searching,
@@ -140,10 +142,12 @@ def _described(spec: ToolSpec) -> set[str]:
 
 
 def _same_kind(chosen: ToolSpec, other: ToolSpec, heard: list[str]) -> bool:
-    """Whether a word said is of both tools' declarations ("a rental car")."""
+    """Whether a word said is of both tools' declarations ("a rental car"); a verb of
+    asking or a plain word of their names ("find", "get") tells no kind."""
     theirs = list(_declared(other, keys=()) | _described(other))
+    kind = [w for w in _declared(chosen, keys=()) if telling_words(w) - REQUEST_VERBS]
     return any(_alike(w, h) and any(_alike(w, t) for t in theirs)
-               for w in _declared(chosen, keys=()) for h in heard)
+               for w in kind for h in heard)
 
 
 def _own_words(chosen: ToolSpec, other: ToolSpec) -> list[str]:
