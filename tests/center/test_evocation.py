@@ -8,6 +8,8 @@ from typing import Any
 from center_helpers import function_tool
 
 from jarvis.center.evocation import (
+    NEAREST_FOR_VALUES,
+    among_the_nearest,
     declaration_words,
     distinct_values,
     evokes,
@@ -78,6 +80,15 @@ def test_a_call_holding_several_said_values_has_the_tools_shape() -> None:
     spec = _spec(FIND_BUS)
     assert not evokes("Fresno to Reno please", spec, values_said=1)
     assert evokes("Fresno to Reno please", spec, values_said=2)
+
+
+def test_a_calls_shape_counts_only_for_a_tool_among_the_nearest_in_meaning() -> None:
+    related = {"find_restaurants": 0.21, "get_cars": 0.62, "reserve_car": 0.58,
+               "get_weather": 0.30}
+    assert NEAREST_FOR_VALUES == 3
+    assert among_the_nearest("get_weather", related)
+    assert not among_the_nearest("find_restaurants", related)
+    assert among_the_nearest("find_restaurants", {})  # meaning not known: not weighed
 
 
 def test_values_that_name_one_day_are_one_thing_said() -> None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from center_helpers import function_tool, scripted_turn
 
-from jarvis.center.evocation import EVOKED_BY_MEANING, evokes
+from jarvis.center.evocation import EVOKED_BY_MEANING, among_the_nearest, evokes
 from jarvis.center.llm.scripted import ScriptedBackend, text, tool_calls
 from jarvis.center.meaning import (
     SENTENCE_ENCODER,
@@ -245,6 +245,28 @@ def test_a_tools_declaration_written_out_for_a_request_it_means_is_asked_again_a
     assert asked.stop_reason == "validation_required"
     assert asked.validation_request.parameter_name == "from_city"
     assert [r.must_call for r in backend.requests] == [False, True]
+
+
+def test_values_said_name_no_tool_the_request_is_far_from(
+        tmp_path: Path, relatedness: Relatedness) -> None:
+    restaurants = function_tool(
+        "find_restaurants", {"cuisine": {"type": "string"}, "city": {"type": "string"}},
+        ["cuisine", "city"], "Find a restaurant of a particular cuisine in a city")
+    cars = function_tool("get_cars_available", {"city": {"type": "string"}}, ["city"],
+                         "Search for available rental cars by city and date")
+    tools = [restaurants, cars, FIND_BUS, PLAY_SONG_BY, GET_RIDE, RESERVE_TABLE]
+    said = "I want to find a car which I can rent in Walnut Creek"
+    assert not among_the_nearest("find_restaurants",
+                                 relatedness.scores(said, build_catalog(tools, None)))
+    call = tool_calls(("find_restaurants", {"cuisine": "Car", "city": "Walnut Creek"}))
+    refused, _ = _engine_turn(tmp_path, relatedness, said, call, tools=tools)
+    assert refused.stop_reason == "complete"
+    assert refused.assistant_message == "Sorry, I can't help with that."
+    # Among the nearest tools, two values said still show a request of its shape.
+    near = "something Thai in Walnut Creek"
+    call = tool_calls(("find_restaurants", {"cuisine": "Thai", "city": "Walnut Creek"}))
+    called, _ = _engine_turn(tmp_path / "near", relatedness, near, call, tools=tools)
+    assert called.stop_reason == "tool_calls"
 
 
 def test_a_tools_declaration_written_out_is_no_answer(

@@ -49,6 +49,7 @@ from jarvis.center.claims import (
 )
 from jarvis.center.evocation import (
     EVOKED_BY_MEANING,
+    among_the_nearest,
     distinct_values,
     evokes,
     values_heard,
@@ -1186,8 +1187,11 @@ class Engine:
         said = _user_words(turn)
         # The first turn's words are this utterance, already weighed for the LLM request.
         text = turn.voice_command if said == self._heard(turn.voice_command) else said
-        spec = turn.catalog.tools[tool]
-        if evokes(said, spec, self._related(turn, text).get(tool), values_said):
+        spec, related = turn.catalog.tools[tool], self._related(turn, text)
+        if values_said and not among_the_nearest(tool, related):
+            turn.trace["values_far_from_request"] = tool
+            values_said = 0  # a call's shape counts only for a tool the request is near
+        if evokes(said, spec, related.get(tool), values_said):
             return True
         rest = without_names(text, arguments, spec)
         if rest == text or not evokes(said, spec, self._related(turn, rest).get(tool)):

@@ -8,9 +8,9 @@ descriptions, enum values, keywords, synonyms) other than a verb every kind of r
 uses ("book", "search", "buy": "book a house" names no `book_appointment`), or words near
 it in meaning, weighed again without the names the call took from them ("a cab to
 Szechwan Restaurant" is a ride to somewhere); a call may also show it by holding several
-values the user said (a choice among a parameter's options, or a yes/no, counts only
-where its words were said: a model picks one of the options for any request it sends to
-a tool that has them).
+values the user said, to a tool among the few the request is nearest to in meaning (a
+choice among a parameter's options, or a yes/no, counts only where its words were said:
+a model picks one of the options for any request it sends to a tool that has them).
 Otherwise the request is answered as one the center cannot help with. Every command
 author reaches this through the declaration; a tool whose declaration has no telling word
 is always taken as named.
@@ -27,8 +27,8 @@ from jarvis.center.grounding import FUNCTION_WORDS, ISO_DAY, free_text
 from jarvis.center.keywords import REQUEST_VERBS, keyword_heard, telling_words, words
 from jarvis.center.toolspec import ToolSpec
 
-__all__ = ["EVIDENT_VALUES", "EVOKED_BY_MEANING", "declaration_words", "distinct_values",
-           "evokes", "values_heard", "without_names"]
+__all__ = ["EVIDENT_VALUES", "EVOKED_BY_MEANING", "NEAREST_FOR_VALUES", "among_the_nearest",
+           "declaration_words", "distinct_values", "evokes", "values_heard", "without_names"]
 
 # Relatedness (cosine of sentence vectors) at which the request means the tool without
 # sharing a word with its declaration; fitted on SGD train.
@@ -36,6 +36,9 @@ EVOKED_BY_MEANING = 0.45
 # Values of one call found in the user's words that show the request has the tool's shape
 # ("add the dentist tomorrow at 3": a title and a time) even when no word names the tool.
 EVIDENT_VALUES = 2
+# ...when the tool is among this many most related to the request ("a car to rent in
+# Walnut Creek" is no restaurant search, though "car" and the city fill its values).
+NEAREST_FOR_VALUES = 3
 
 
 def declaration_words(spec: ToolSpec) -> set[str]:
@@ -64,6 +67,15 @@ def evokes(user_words: str, spec: ToolSpec, related: float | None = None,
         return True
     heard = words(user_words)
     return any(keyword_heard(heard, word) for word in wanted)
+
+
+def among_the_nearest(tool: str, related: dict[str, float]) -> bool:
+    """Whether `tool` is among the `NEAREST_FOR_VALUES` tools most related to the request
+    (`related`: tool -> relatedness; empty when not known, and then it is)."""
+    if tool not in related:
+        return True
+    closer = sum(1 for score in related.values() if score > related[tool])
+    return closer < NEAREST_FOR_VALUES
 
 
 def values_heard(arguments: Any, spec: ToolSpec, user_words: str) -> dict[str, Any]:
