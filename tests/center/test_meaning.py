@@ -180,16 +180,22 @@ def test_words_in_place_of_a_call_the_request_means_are_asked_again_as_a_call(
     assert [r.must_call for r in backend.requests] == [False, True]
 
 
-def test_a_question_back_to_a_request_is_asked_again_as_a_call(
-        tmp_path: Path, relatedness: Relatedness) -> None:
-    back = text("Sure! Which city are you leaving from?")
-    asked, backend = _engine_turn(tmp_path, relatedness, "I need a bus please",
-                                  back, tool_calls(("find_bus", {})))
+@pytest.mark.parametrize(("request_words", "answer"), [
+    ("I need a bus please", "Sure! Which city are you leaving from?"),  # a question back
+    ("Can you help me find a bus?", "Find a bus journey for a given pair of cities"),
+])
+def test_a_question_back_or_a_declaration_written_out_is_asked_again_as_a_call(
+        tmp_path: Path, relatedness: Relatedness, request_words: str, answer: str) -> None:
+    asked, backend = _engine_turn(tmp_path, relatedness, request_words, text(answer),
+                                  tool_calls(("find_bus", {})))
     # The tool asks it instead, for the value its call lacks.
     assert asked.stop_reason == "validation_required"
     assert asked.validation_request.parameter_name == "from_city"
     assert [r.must_call for r in backend.requests] == [False, True]
-    # A question for information is no request: its answer with specifics stands.
+
+
+def test_a_question_for_information_keeps_its_answer_with_specifics(
+        tmp_path: Path, relatedness: Relatedness) -> None:
     answer = text("Fresno has about 540,000 people.")
     answered, backend = _engine_turn(tmp_path / "question", relatedness,
                                      "how many people live in Fresno", answer)
@@ -235,16 +241,6 @@ def test_a_refusal_of_a_request_for_a_tool_it_means_is_asked_again_as_a_call(
                                  refusal, tools=tools)
     assert kept.assistant_message == "Sorry, I can't help with that."
     assert [r.must_call for r in backend.requests] == [False]
-
-
-def test_a_tools_declaration_written_out_for_a_request_it_means_is_asked_again_as_a_call(
-        tmp_path: Path, relatedness: Relatedness) -> None:
-    echo = text("Find a bus journey for a given pair of cities")
-    asked, backend = _engine_turn(tmp_path, relatedness, "Can you help me find a bus?",
-                                  echo, tool_calls(("find_bus", {})))
-    assert asked.stop_reason == "validation_required"
-    assert asked.validation_request.parameter_name == "from_city"
-    assert [r.must_call for r in backend.requests] == [False, True]
 
 
 def test_values_said_name_no_tool_the_request_is_far_from(
