@@ -8,6 +8,7 @@ from typing import Any
 from center_helpers import function_tool
 
 from jarvis.center.evocation import (
+    EVOKED_BY_MEANING,
     NEAREST_FOR_VALUES,
     among_the_nearest,
     declaration_words,
@@ -89,6 +90,14 @@ def test_a_calls_shape_counts_only_for_a_tool_among_the_nearest_in_meaning() -> 
     assert among_the_nearest("get_weather", related)
     assert not among_the_nearest("find_restaurants", related)
     assert among_the_nearest("find_restaurants", {})  # meaning not known: not weighed
+
+
+def test_far_in_meaning_only_meaning_names_a_tool() -> None:
+    spec = _spec(FIND_BUS)
+    assert evokes("a bus to Reno", spec)
+    assert not evokes("a bus to Reno", spec, near=False)
+    assert not evokes("Fresno to Reno please", spec, values_said=2, near=False)
+    assert evokes("Fresno to Reno please", spec, EVOKED_BY_MEANING, near=False)
 
 
 def test_values_that_name_one_day_are_one_thing_said() -> None:

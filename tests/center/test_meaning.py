@@ -265,6 +265,30 @@ def test_values_said_name_no_tool_the_request_is_far_from(
     assert called.stop_reason == "tool_calls"
 
 
+def test_a_word_shared_with_a_tool_far_in_meaning_names_it_not(
+        tmp_path: Path, relatedness: Relatedness) -> None:
+    bus = function_tool("buy_bus_ticket", {"from_city": {"type": "string"}}, ["from_city"],
+                        "Buy tickets for a bus journey")
+    cars = function_tool("get_cars_available", {"city": {"type": "string"}}, ["city"],
+                         "Search for available rental cars by city and date")
+    restaurants = function_tool("find_restaurants", {"city": {"type": "string"}}, ["city"],
+                                "Find a restaurant of a particular cuisine in a city")
+    tools = [bus, cars, restaurants, RESERVE_TABLE, GET_RIDE, PLAY_SONG_BY]
+    said = "I want to find a regular movie at Century Redwood City in Redwood City."
+    spec = build_catalog(tools, None).tools["buy_bus_ticket"]
+    assert evokes(said, spec)  # "city" is a word of its declaration
+    refused, _ = _engine_turn(tmp_path, relatedness, said, tool_calls(("buy_bus_ticket", {})),
+                              tools=tools)
+    assert refused.stop_reason == "complete"
+    assert refused.assistant_message == "Sorry, I can't help with that."
+    # The same word in a request near the tool still names it: its value is asked for.
+    near = "I need a bus ticket out of this city"
+    asked, _ = _engine_turn(tmp_path / "near", relatedness, near,
+                            tool_calls(("buy_bus_ticket", {})), tools=tools)
+    assert asked.stop_reason == "validation_required"
+    assert asked.validation_request.parameter_name == "from_city"
+
+
 def test_a_tools_declaration_written_out_is_no_answer(
         tmp_path: Path, relatedness: Relatedness) -> None:
     echo = text("Find a bus journey for a given pair of cities")

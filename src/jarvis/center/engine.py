@@ -1188,13 +1188,14 @@ class Engine:
         # The first turn's words are this utterance, already weighed for the LLM request.
         text = turn.voice_command if said == self._heard(turn.voice_command) else said
         spec, related = turn.catalog.tools[tool], self._related(turn, text)
-        if values_said and not among_the_nearest(tool, related):
-            turn.trace["values_far_from_request"] = tool
-            values_said = 0  # a call's shape counts only for a tool the request is near
-        if evokes(said, spec, related.get(tool), values_said):
+        near = among_the_nearest(tool, related)
+        if evokes(said, spec, related.get(tool), values_said, near=near):
             return True
+        if not near and evokes(said, spec, None, values_said):
+            turn.trace["far_from_request"] = tool  # a shared word or values, meaning apart
         rest = without_names(text, arguments, spec)
-        if rest == text or not evokes(said, spec, self._related(turn, rest).get(tool)):
+        if rest == text or not evokes(said, spec, self._related(turn, rest).get(tool),
+                                      near=near):
             return False
         turn.trace["named_without_names"] = tool
         return True

@@ -8,9 +8,11 @@ descriptions, enum values, keywords, synonyms) other than a verb every kind of r
 uses ("book", "search", "buy": "book a house" names no `book_appointment`), or words near
 it in meaning, weighed again without the names the call took from them ("a cab to
 Szechwan Restaurant" is a ride to somewhere); a call may also show it by holding several
-values the user said, to a tool among the few the request is nearest to in meaning (a
-choice among a parameter's options, or a yes/no, counts only where its words were said:
-a model picks one of the options for any request it sends to a tool that has them).
+values the user said (a choice among a parameter's options, or a yes/no, counts only
+where its words were said: a model picks one of the options for any request it sends to
+a tool that has them). A shared word or a call's values count only for a tool among the
+few the request is nearest to in meaning: "a movie at Century Redwood City" shares
+"city" with a bus ticket purchase and means something else.
 Otherwise the request is answered as one the center cannot help with. Every command
 author reaches this through the declaration; a tool whose declaration has no telling word
 is always taken as named.
@@ -36,8 +38,9 @@ EVOKED_BY_MEANING = 0.45
 # Values of one call found in the user's words that show the request has the tool's shape
 # ("add the dentist tomorrow at 3": a title and a time) even when no word names the tool.
 EVIDENT_VALUES = 2
-# ...when the tool is among this many most related to the request ("a car to rent in
-# Walnut Creek" is no restaurant search, though "car" and the city fill its values).
+# Words or values count when the tool is among this many most related to the request
+# ("a car to rent in Walnut Creek" is no restaurant search, though "car" and the city
+# fill its values; a movie "in Redwood City" shares only "city" with a bus ticket).
 NEAREST_FOR_VALUES = 3
 
 
@@ -54,12 +57,15 @@ def declaration_words(spec: ToolSpec) -> set[str]:
 
 
 def evokes(user_words: str, spec: ToolSpec, related: float | None = None,
-           values_said: int = 0) -> bool:
+           values_said: int = 0, *, near: bool = True) -> bool:
     """Whether `user_words` (what the user said in the conversation) name `spec`: a word
     of its declaration, (`related`, see center/meaning) words that mean what it does, or
-    (`values_said`) enough of a call's values taken from those words."""
+    (`values_said`) enough of a call's values taken from those words. A word or values
+    count only for a tool `near` the request in meaning (see `among_the_nearest`)."""
     if related is not None and related >= EVOKED_BY_MEANING:
         return True
+    if not near:
+        return False
     if values_said >= EVIDENT_VALUES:
         return True
     wanted = declaration_words(spec)
