@@ -9,7 +9,7 @@ from center_helpers import function_tool
 
 from jarvis.center.evocation import (
     EVOKED_BY_MEANING,
-    NEAREST_FOR_VALUES,
+    NEAREST_TOOLS,
     among_the_nearest,
     declaration_words,
     distinct_values,
@@ -86,7 +86,7 @@ def test_a_call_holding_several_said_values_has_the_tools_shape() -> None:
 def test_a_calls_shape_counts_only_for_a_tool_among_the_nearest_in_meaning() -> None:
     related = {"find_restaurants": 0.21, "get_cars": 0.62, "reserve_car": 0.58,
                "get_weather": 0.30}
-    assert NEAREST_FOR_VALUES == 3
+    assert NEAREST_TOOLS == 3
     assert among_the_nearest("get_weather", related)
     assert not among_the_nearest("find_restaurants", related)
     assert among_the_nearest("find_restaurants", {})  # meaning not known: not weighed

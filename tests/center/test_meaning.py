@@ -281,8 +281,10 @@ def test_a_word_shared_with_a_tool_far_in_meaning_names_it_not(
                               tools=tools)
     assert refused.stop_reason == "complete"
     assert refused.assistant_message == "Sorry, I can't help with that."
-    # The same word in a request near the tool still names it: its value is asked for.
-    near = "I need a bus ticket out of this city"
+    # The same words in a request near the tool (below meaning alone) still name it.
+    near = "two tickets out of this city please"
+    assert relatedness.scores(near, build_catalog(tools, None))["buy_bus_ticket"] < (
+        EVOKED_BY_MEANING)
     asked, _ = _engine_turn(tmp_path / "near", relatedness, near,
                             tool_calls(("buy_bus_ticket", {})), tools=tools)
     assert asked.stop_reason == "validation_required"

@@ -29,7 +29,7 @@ from jarvis.center.grounding import FUNCTION_WORDS, ISO_DAY, free_text
 from jarvis.center.keywords import REQUEST_VERBS, keyword_heard, telling_words, words
 from jarvis.center.toolspec import ToolSpec
 
-__all__ = ["EVIDENT_VALUES", "EVOKED_BY_MEANING", "NEAREST_FOR_VALUES", "among_the_nearest",
+__all__ = ["EVIDENT_VALUES", "EVOKED_BY_MEANING", "NEAREST_TOOLS", "among_the_nearest",
            "declaration_words", "distinct_values", "evokes", "values_heard", "without_names"]
 
 # Relatedness (cosine of sentence vectors) at which the request means the tool without
@@ -41,7 +41,7 @@ EVIDENT_VALUES = 2
 # Words or values count when the tool is among this many most related to the request
 # ("a car to rent in Walnut Creek" is no restaurant search, though "car" and the city
 # fill its values; a movie "in Redwood City" shares only "city" with a bus ticket).
-NEAREST_FOR_VALUES = 3
+NEAREST_TOOLS = 3
 
 
 def declaration_words(spec: ToolSpec) -> set[str]:
@@ -76,12 +76,12 @@ def evokes(user_words: str, spec: ToolSpec, related: float | None = None,
 
 
 def among_the_nearest(tool: str, related: dict[str, float]) -> bool:
-    """Whether `tool` is among the `NEAREST_FOR_VALUES` tools most related to the request
+    """Whether `tool` is among the `NEAREST_TOOLS` tools most related to the request
     (`related`: tool -> relatedness; empty when not known, and then it is)."""
     if tool not in related:
         return True
     closer = sum(1 for score in related.values() if score > related[tool])
-    return closer < NEAREST_FOR_VALUES
+    return closer < NEAREST_TOOLS
 
 
 def values_heard(arguments: Any, spec: ToolSpec, user_words: str) -> dict[str, Any]:
