@@ -1193,9 +1193,9 @@ class Engine:
             return True
         if not near and evokes(said, spec, None, values_said):
             turn.trace["far_from_request"] = tool  # a shared word or values, meaning apart
+        # Words and values are weighed above; without the call's names only meaning is left.
         rest = without_names(text, arguments, spec)
-        if rest == text or not evokes(said, spec, self._related(turn, rest).get(tool),
-                                      near=near):
+        if rest == text or self._related(turn, rest).get(tool, 0.0) < EVOKED_BY_MEANING:
             return False
         turn.trace["named_without_names"] = tool
         return True
