@@ -249,6 +249,22 @@ def test_a_value_said_once_fills_one_parameter_the_last_written() -> None:
                            days_said={"2019-03-02": 2}) == []
 
 
+EATERIES = {"type": "object", "required": ["city"], "properties": {
+    "city": {"type": "string"}, "cuisine": {"type": "string"}}}
+
+
+def test_a_word_heard_only_as_a_close_form_of_another_values_word_is_that_values() -> None:
+    said = "I want a reasonably priced place to eat. Can you search in Santa Rosa."
+    # "Santosa" is no word said; it is close only to "santa", which the city holds.
+    assert repeated_values({"cuisine": "Santosa", "city": "Santa Rosa"}, EATERIES,
+                           said) == ["cuisine"]
+    # A word said as it is, or close to a word no other value holds, stays.
+    assert repeated_values({"cuisine": "Sushi", "city": "Santa Rosa"}, EATERIES,
+                           "sushi in santa rosa") == []
+    assert repeated_values({"cuisine": "Sushis", "city": "Santa Rosa"}, EATERIES,
+                           "sushi in santa rosa") == []
+
+
 MOVIES = {"type": "object", "properties": {
     "genre": {"type": "string"}, "directed_by": {"type": "string"},
     "location": {"type": "string"}, "theater_name": {"type": "string"},

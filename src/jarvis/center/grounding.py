@@ -573,6 +573,11 @@ def repeated_values(arguments: Mapping[str, Any], schema: dict[str, Any], said: 
     for text, keys in holders.items():
         if text in chosen and times[text] == 1:
             repeated += [key for key in keys if key not in repeated]
+    # A word heard only as a close form of a word another value holds was said for that
+    # value: "Santosa" as a cuisine beside "Santa Rosa" as the city, said once.
+    for text, keys in holders.items():
+        if _heard_only_in_another(text, holders, heard.split()):
+            repeated += [key for key in keys if key not in repeated]
     # So is a value written again inside another with its parameter's name ("genre":
     # "directed by Rachel Lears" beside "directed_by": "Rachel Lears"), or the tool's
     # ("Rachel Lears movies" for `find_movies`), said once.
@@ -608,6 +613,18 @@ def _days_written_again(arguments: Mapping[str, Any], props: Mapping[str, Any],
             keys_by_day.setdefault(day[1], []).append(key)
     return [key for day, keys in keys_by_day.items() if days_said.get(day)
             for key in keys[days_said[day]:]]
+
+
+def _heard_only_in_another(text: str, holders: Mapping[str, list[str]], heard: list[str]
+                           ) -> bool:
+    """Whether no word of `text` (a value's content words) was said as it is, and each
+    is close only to words said that another value of the call (`holders`) holds."""
+    own = text.split()
+    if any(word in heard for word in own):
+        return False
+    others = {w for other in holders if other != text for w in other.split()}
+    close = [[h for h in heard if word_said(word, [h])] for word in own]
+    return all(found and set(found) <= others for found in close)
 
 
 def _times_said(text: str, heard: str) -> int:
