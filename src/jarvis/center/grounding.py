@@ -551,10 +551,11 @@ def repeated_values(arguments: Mapping[str, Any], schema: dict[str, Any], said: 
     at the first key that could hold it ("genre": "Night Train") and again at its own
     ("album": "Night Train"), so the last is kept; so, too, where one value holds the
     other beside a word of the other's parameter name or of the tool's (`tool`) name,
-    and where an option chosen holds it (the option is kept). A day (`days_said`: ISO
-    day -> how many phrases said it) written at more keys than it was said is kept at
-    the first in declared order: "a car on the 9th" says when it is picked up, not when
-    it is returned. Times are left alone."""
+    and where an option chosen holds it (the option is kept); a value whose words were
+    heard only as close forms of another's ("Santosa" beside "Santa Rosa") is that
+    value's. A day (`days_said`: ISO day -> how many phrases said it) written at more
+    keys than it was said is kept at the first in declared order: "a car on the 9th"
+    says when it is picked up, not when it is returned. Times are left alone."""
     props = schema.get("properties") or {}
     holders: dict[str, list[str]] = {}
     for key, value in arguments.items():
@@ -620,7 +621,7 @@ def _heard_only_in_another(text: str, holders: Mapping[str, list[str]], heard: l
     """Whether no word of `text` (a value's content words) was said as it is, and each
     is close only to words said that another value of the call (`holders`) holds."""
     own = text.split()
-    if any(word in heard for word in own):
+    if not own or any(word in heard for word in own):
         return False
     others = {w for other in holders if other != text for w in other.split()}
     close = [[h for h in heard if word_said(word, [h])] for word in own]
