@@ -576,8 +576,9 @@ def repeated_values(arguments: Mapping[str, Any], schema: dict[str, Any], said: 
             repeated += [key for key in keys if key not in repeated]
     # A word heard only as a close form of a word another value holds was said for that
     # value: "Santosa" as a cuisine beside "Santa Rosa" as the city, said once.
+    heard_words = heard.split()
     for text, keys in holders.items():
-        if _heard_only_in_another(text, holders, heard.split()):
+        if _heard_only_in_another(text, holders, heard_words):
             repeated += [key for key in keys if key not in repeated]
     # So is a value written again inside another with its parameter's name ("genre":
     # "directed by Rachel Lears" beside "directed_by": "Rachel Lears"), or the tool's
