@@ -45,14 +45,15 @@ def test_a_booking_nothing_was_chosen_for_is_looked_up_first(
         relatedness: Relatedness) -> None:
     assert _lookup(relatedness, "I need a rental car for the 12th",
                    "reserve_car") == "get_cars_available"
-    # Its own word said, the booking stays; so does a value only the booking takes.
+    # Its own word said, the booking stays.
     assert _lookup(relatedness, "reserve me a car for the 12th", "reserve_car") is None
     # Any verb of trading says it: to "book" a car is to reserve one.
     assert _lookup(relatedness, "book me a car for the 12th", "reserve_car") is None
     assert _lookup(relatedness, "I would like to book a rental car for the 12th",
                    "reserve_car") is None
+    # A place the booking holds under a name of its own is the search's city all the same.
     assert _lookup(relatedness, "I need a rental car at SFO airport", "reserve_car",
-                   {"pickup_location": "SFO airport"}) is None
+                   {"pickup_location": "SFO airport"}) == "get_cars_available"
     # A tool that needs nothing is no look-up: "set a timer" asks for how long.
     assert _lookup(relatedness, "I need a timer", "set_timer") is None
     # Without relatedness nothing is tried.
@@ -78,13 +79,16 @@ def test_a_look_up_is_of_the_kind_its_parameters_describe(relatedness: Relatedne
     # with the booking, and "physician" no word of the booking's own.
     catalog = build_catalog([FIND_CLINIC, BOOK_VISIT], None)
 
-    def lookup(said: str) -> str | None:
-        found = lookup_instead(catalog.tools["book_visit"], {}, catalog, said,
+    def lookup(said: str, arguments: dict[str, Any] | None = None) -> str | None:
+        found = lookup_instead(catalog.tools["book_visit"], arguments or {}, catalog, said,
                                relatedness.scores(said, catalog))
         return found.name if found else None
 
     assert lookup("I need to find a physician") == "find_clinic"
     assert lookup("book me a visit with a physician") is None
+    # A value only the booking takes names what to book: the physician is chosen.
+    assert lookup("I need to find physician Anna Berg",
+                  {"physician_name": "Anna Berg"}) is None
 
 
 def _turn(tmp_path: Path, relatedness: Relatedness, utterance: str, *replies: Any,

@@ -111,7 +111,20 @@ def _names_its_own(chosen: ToolSpec, other: ToolSpec, arguments: Mapping[str, An
     theirs = set(other.parameters.get("properties") or {})
     own = list(_declared(chosen))
     return any(_names_something(arguments.get(key), own)
-               for key in _required(chosen) if key not in theirs)
+               for key in _required(chosen)
+               if key not in theirs and not _takes_it_as(other, chosen, key))
+
+
+def _takes_it_as(other: ToolSpec, chosen: ToolSpec, key: str) -> bool:
+    """Whether `other` takes what `chosen` holds at `key` under a name of its own: a
+    parameter `chosen` lacks that shares a telling word of the name, one of neither tool's
+    name ("pickup_location" of a reservation, "pickup_city" of the search; "event_name"
+    and "event_type" of two event tools share only the tools' kind)."""
+    mine = set(chosen.parameters.get("properties") or {})
+    kind = set(words(f"{chosen.name} {other.name}".replace("_", " ")))
+    said_of = telling_words(key) - kind
+    return any(said_of & telling_words(name)
+               for name in other.parameters.get("properties") or {} if name not in mine)
 
 
 def _names_something(value: Any, own: list[str]) -> bool:
