@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from center_helpers import function_tool, scripted_turn
 
-from jarvis.center.acting import acts
-from jarvis.center.keywords import asks_a_question, asks_how_much
+from jarvis.center.acting import acts, declared_actions
+from jarvis.center.keywords import asks_a_question, asks_how_much, opens_with
 from jarvis.center.llm.scripted import ScriptedBackend, text, tool_calls
 from jarvis.center.toolspec import build_catalog
 
@@ -48,6 +48,34 @@ def test_a_call_does_something_by_its_name_or_its_action(tool: str, arguments: d
                                                          doing: bool) -> None:
     catalog = build_catalog(TOOLS, None)
     assert acts(catalog.tools[tool], arguments) is doing
+
+
+PLAYER_COMMAND: dict[str, Any] = {
+    "command_name": "player",
+    "description": "Control the music player",
+    "parameters": [{"name": "action", "type": "string", "required": True,
+                    "enum_values": ["play", "pause", "volume"],
+                    "enum_synonyms": {"play": ["put on", "stick on"], "volume": ["louder"]}}],
+}
+
+
+def test_what_a_tool_is_declared_to_do_is_what_an_order_opens_with() -> None:
+    reserve = function_tool("reserve_restaurant", {}, description="Reserve a table")
+    catalog = build_catalog([PLAY_SONG, reserve, LISTS], [PLAYER_COMMAND])
+    declared = {name: declared_actions(spec) for name, spec in catalog.tools.items()}
+    assert declared["play_song"] == ["play"]
+    # A verb of trading stands for every other: "book a table" orders a reservation.
+    assert {"reserve", "book", "buy"} <= set(declared["reserve_restaurant"])
+    # An action's options, with the words the author declared for them.
+    assert declared["player"] == ["play", "put on", "stick on", "pause"]
+    assert declared["lists"] == ["add", "remove", "clear"]
+    # Looking up or telling is said of more than orders ("tell me something interesting").
+    assert declared_actions(build_catalog([FIND_SONGS], None).tools["lookup_song"]) == []
+    assert opens_with("jarvis, stick on some abba", declared["player"])
+    assert opens_with("book a table for two at eight", declared["reserve_restaurant"])
+    # Only the opening counts: a word of it later on orders nothing.
+    assert not opens_with("i love to play the piano", declared["play_song"])
+    assert not opens_with("playing chess is fun", declared["play_song"])
 
 
 def test_the_description_s_verb_comes_before_the_name_s() -> None:

@@ -243,6 +243,24 @@ def test_a_refusal_of_a_request_for_a_tool_it_means_is_asked_again_as_a_call(
     assert [r.must_call for r in backend.requests] == [False]
 
 
+def test_a_refusal_of_an_order_a_tool_is_declared_for_is_asked_again_as_a_call(
+        tmp_path: Path, relatedness: Relatedness) -> None:
+    refusal = text("Sorry, I can't help with that.")
+    call = tool_calls(("play_song", {"artist": "the Beatles"}))
+    # No "can you", no "I want": the order opens with the verb the tool's author wrote.
+    called, backend = _engine_turn(tmp_path, relatedness, "play something by the Beatles",
+                                   refusal, call)
+    assert called.stop_reason == "tool_calls"
+    assert called.tool_calls[0].function.name == "play_song"
+    assert [r.must_call for r in backend.requests] == [False, True]
+    # A remark or a question that means the tool as much keeps the refusal.
+    for n, said in enumerate(("playing a song by the Beatles is fun",
+                                    "play a song by the Beatles?")):
+        kept, backend = _engine_turn(tmp_path / str(n), relatedness, said, refusal)
+        assert kept.assistant_message == "Sorry, I can't help with that."
+        assert [r.must_call for r in backend.requests] == [False]
+
+
 def test_values_said_name_no_tool_the_request_is_far_from(
         tmp_path: Path, relatedness: Relatedness) -> None:
     restaurants = function_tool(

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from jarvis.center.keywords import DOING_VERBS, LOOKUP_VERBS
+from jarvis.center.keywords import DOING_VERBS, LOOKUP_VERBS, TRADING_VERBS
 from jarvis.center.toolspec import ToolSpec
 
 _NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
@@ -29,6 +29,8 @@ _NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 # actions (add, read, remove) it is one.
 _NAMING_DOING = DOING_VERBS - {"add"}
 _VERBS = DOING_VERBS | LOOKUP_VERBS
+# The verbs of trading an order opens with.
+_TRADING = ["book", "reserve", "buy", "purchase"]
 # Endings a verb takes at the head of a description ("Gets", "Searches").
 _ENDINGS = ("", "s", "es")
 
@@ -64,3 +66,22 @@ def acts(spec: ToolSpec, arguments: Mapping[str, Any]) -> bool:
     if _verb(opening, _VERBS):
         return _verb(opening, _NAMING_DOING)
     return _first_word(spec.name) in _NAMING_DOING
+
+
+def declared_actions(spec: ToolSpec) -> list[str]:
+    """What a tool's author says it does, as an order would open with it: the verb of
+    doing its description or name opens with ("play_song", "Reserve a table"; one of
+    trading stands for each), and each option of an action parameter that is a doing,
+    with the words declared for it (`"play"`, "stick on"). A verb of looking up or
+    telling ("tell me something interesting") is said of more than orders."""
+    found = [word for word in (_first_word(spec.description), _first_word(spec.name))
+             if _verb(word, _NAMING_DOING)]
+    if any(_verb(word, TRADING_VERBS) for word in found):
+        found += _TRADING  # "book a table" orders what "Reserve a table" does
+    for key in _action_parameters(spec):
+        param = spec.params.get(key)
+        for value in (spec.parameters.get("properties") or {})[key].get("enum") or []:
+            if _first_word(str(value)) in DOING_VERBS:
+                found.append(str(value).replace("_", " ").lower())
+                found += [s.lower() for s in (param.synonyms.get(str(value), ()) if param else ())]
+    return list(dict.fromkeys(found))

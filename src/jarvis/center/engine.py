@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jarvis.center import dates
-from jarvis.center.acting import acts
+from jarvis.center.acting import acts, declared_actions
 from jarvis.center.claims import (
     REFUSAL,
     asks_for_something,
@@ -70,6 +70,7 @@ from jarvis.center.keywords import (
     description_hints,
     description_words,
     keyword_hints,
+    opens_with,
 )
 from jarvis.center.llm.base import (
     LLMBackend,
@@ -820,9 +821,21 @@ class Engine:
             return False
         if promises_action(text) or settles_the_users_question(text, turn.voice_command):
             return True
-        return asks_for_something(turn.voice_command) and (
+        return (asks_for_something(turn.voice_command) or self._orders_a_tool(turn)) and (
             asks_the_user_back(text) or declines(text) or states_tool_facts(text)
             or bool(unsaid_specifics(text, _said_in(turn))) or _echoes(turn, text))
+
+    def _orders_a_tool(self, turn: _Turn) -> bool:
+        """Whether the request opens with what a tool it means is declared to do ("play
+        hey jude" to a player whose action `play` is, "book a table" to a tool that
+        reserves one), an order put without "can you" or "I want"."""
+        said = turn.voice_command or ""
+        if said.rstrip().endswith("?"):
+            return False
+        related = self._related(turn, said)
+        return any(opens_with(said, declared_actions(spec))
+                   for name, spec in turn.catalog.tools.items()
+                   if related.get(name, 0.0) >= EVOKED_BY_MEANING)
 
     def _value_to_ask(
         self, turn: _Turn, calls: list[LLMToolCall], problems: list[CallProblem]

@@ -176,6 +176,13 @@ def opening_word(utterance: str) -> str:
     return next(iter(without_lead_ins(utterance)), "")
 
 
+def opens_with(utterance: str, phrases: Iterable[str]) -> bool:
+    """Whether `utterance` opens, after its lead-ins, with one of `phrases` ("stick on
+    some abba" with "stick on")."""
+    heard = without_lead_ins(utterance)
+    return any(said and heard[: len(said)] == said for said in map(words, phrases))
+
+
 # The words after "how" that ask for an amount ("how many", "how far", "how long").
 _AMOUNTS = frozenset({
     "many", "much", "far", "long", "tall", "big", "heavy", "old", "hot", "cold", "deep",
