@@ -805,8 +805,9 @@ class Engine:
         """Whether an answer in words stands where a call of a tool the request means
         (relatedness, see center/meaning) belongs: it promises the action ("Yes, I can
         call you a cab now."), settles a question about the user's things that only a tool
-        can ("Yes, my rice is ready."), or, to a request for something done or found,
-        gives a result nobody said ("Here are some cool places: 1. Paris ..."), asks the
+        can ("Yes, my rice is ready."), or, to a request for something done or found (or
+        an order for what a tool is declared to do: "play hey jude"), gives a result
+        nobody said ("Here are some cool places: 1. Paris ..."), asks the
         user back ("Which city are you leaving from?"), as the tool's parameters would,
         declines what a tool is there for ("Sorry, I can't help with that.") or writes out
         a tool's declaration ("Find a restaurant of a particular cuisine"). Specifics

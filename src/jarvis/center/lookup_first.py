@@ -12,7 +12,8 @@ value of a tool, another tool is tried first if
 - it needs fewer values, at least one (a look-up is made with something said; a tool
   that needs nothing reads out a state, and is no search for anything),
 - the user said none of the values that only the first tool takes ("at The Cartwright
-  Hotel" names the hotel to reserve), and
+  Hotel" names the hotel to reserve; `reserve_car`'s `pickup_location` is the search's
+  `pickup_city` by another name), and
 - no word of the request is the first tool's own, one of its name, description or
   required parameters' names that the other's declaration, parameters' descriptions
   included, does not share ("reserve a table", "a flight returning on the 14th" keep
@@ -107,7 +108,8 @@ def _required(spec: ToolSpec) -> list[str]:
 
 def _names_its_own(chosen: ToolSpec, other: ToolSpec, arguments: Mapping[str, Any]) -> bool:
     """Whether the call holds a value for a required parameter `other` does not take,
-    other than words of `chosen`'s own declaration ("hotel" names no hotel)."""
+    not even under a name of its own, other than words of `chosen`'s own declaration
+    ("hotel" names no hotel)."""
     theirs = set(other.parameters.get("properties") or {})
     own = list(_declared(chosen))
     return any(_names_something(arguments.get(key), own)
