@@ -255,7 +255,7 @@ def test_a_refusal_of_an_order_a_tool_is_declared_for_is_asked_again_as_a_call(
     assert [r.must_call for r in backend.requests] == [False, True]
     # A remark or a question that means the tool as much keeps the refusal.
     for n, said in enumerate(("playing a song by the Beatles is fun",
-                                    "play a song by the Beatles?")):
+                              "play a song by the Beatles?")):
         kept, backend = _engine_turn(tmp_path / str(n), relatedness, said, refusal)
         assert kept.assistant_message == "Sorry, I can't help with that."
         assert [r.must_call for r in backend.requests] == [False]
