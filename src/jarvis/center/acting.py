@@ -79,9 +79,9 @@ def declared_actions(spec: ToolSpec) -> list[str]:
     if any(_verb(word, TRADING_VERBS) for word in found):
         found += _TRADING  # "book a table" orders what "Reserve a table" does
     for key in _action_parameters(spec):
-        param = spec.params.get(key)
-        for value in (spec.parameters.get("properties") or {})[key].get("enum") or []:
-            if _first_word(str(value)) in DOING_VERBS:
-                found.append(str(value).replace("_", " ").lower())
-                found += [s.lower() for s in (param.synonyms.get(str(value), ()) if param else ())]
+        param = spec.params[key]  # the parsed schema: its enum and declared synonyms
+        for value in param.enum or ():
+            if _first_word(value) in DOING_VERBS:
+                found.append(value.replace("_", " ").lower())
+                found += [said.lower() for said in param.synonyms.get(value, ())]
     return list(dict.fromkeys(found))
