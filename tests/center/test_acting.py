@@ -9,7 +9,13 @@ import pytest
 from center_helpers import function_tool, scripted_turn
 
 from jarvis.center.acting import acts, declared_actions
-from jarvis.center.keywords import asks_a_question, asks_how_much, opens_with
+from jarvis.center.keywords import (
+    asks_a_question,
+    asks_for_information,
+    asks_how_much,
+    asks_how_to,
+    opens_with,
+)
 from jarvis.center.llm.scripted import ScriptedBackend, text, tool_calls
 from jarvis.center.toolspec import build_catalog
 
@@ -202,3 +208,45 @@ def test_a_question_for_an_amount_nobody_gave_is_answered_not_asked_back(
                                 [convert], [CONVERT])
     assert response.stop_reason == "validation_required"
     assert response.validation_request.parameter_name == "value"
+
+
+@pytest.mark.parametrize(("utterance", "method"), [
+    ("how do you convert a pdf into a word document", True),
+    ("jarvis, how do I change a tyre", True),
+    ("how to tie a tie", True),
+    ("how should we store fresh basil", True),
+    ("how can I reserve a car", False),  # a request put as a question
+    ("how many cups are in a liter", False),  # an amount
+    ("how about some jazz", False),
+    ("convert a cup to ounces", False),
+])
+def test_a_question_for_a_method_is_told(utterance: str, method: bool) -> None:
+    assert asks_how_to(utterance) is method
+
+
+def test_a_question_for_a_method_that_gives_no_values_is_answered(tmp_path: Path) -> None:
+    # "a pdf" is nothing a unit converter converts: the way is asked for, not a value.
+    empty = tool_calls(("convert_units", {}))
+    answer = text("Open it in a word processor and save it as a document.")
+    response, backend = scripted_turn(tmp_path, "how do you convert a pdf into a word document",
+                                      [empty, answer], [CONVERT])
+    assert response.stop_reason == "complete"
+    assert response.assistant_message == answer.content
+    assert [r.tools_disabled for r in backend.requests] == [False, True]
+    # The same form with every value said is a request for the tool's result.
+    full = tool_calls(("convert_units", {"value": 3, "from_unit": "cups", "to_unit": "ml"}))
+    response, _ = scripted_turn(tmp_path / "said", "how do I convert 3 cups to ml", [full],
+                                [CONVERT])
+    assert response.stop_reason == "tool_calls"
+
+
+@pytest.mark.parametrize(("utterance", "question"), [
+    ("remind me, what's the capital of australia", True),
+    ("tell me, who wrote hamlet", True),
+    ("remind me to ask what the capital of australia is", False),
+    ("remind me, buy milk", False),
+])
+def test_a_question_after_a_clause_that_leads_in_is_a_question(utterance: str,
+                                                               question: bool) -> None:
+    assert asks_for_information(utterance) is question
+    assert asks_a_question(utterance) is question

@@ -103,6 +103,9 @@ def test_requests_for_something_are_told_from_questions() -> None:
     assert not asks_for_something("my brother and I went skiing last winter")
     assert asks_for_something("I feel like watching a movie.")
     assert not asks_for_something("I feel like I'm coming down with a cold")
+    # "help" before what is to be done asks for it; "help," before a question does not.
+    assert asks_for_something("help call a cab")
+    assert not asks_for_something("help, what is the capital of peru")
 
 
 @pytest.mark.parametrize("said", [

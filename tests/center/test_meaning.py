@@ -261,6 +261,21 @@ def test_a_refusal_of_an_order_a_tool_is_declared_for_is_asked_again_as_a_call(
         assert [r.must_call for r in backend.requests] == [False]
 
 
+def test_an_offer_of_help_to_a_request_is_asked_again_as_a_call(
+        tmp_path: Path, relatedness: Relatedness) -> None:
+    offer = text("Hello Adele! How can I assist you today?")
+    call = tool_calls(("play_song", {"artist": "Adele"}))
+    called, backend = _engine_turn(tmp_path, relatedness, "could you play me some songs by adele",
+                                   offer, call)
+    assert called.stop_reason == "tool_calls"
+    assert called.tool_calls[0].function.name == "play_song"
+    assert [r.must_call for r in backend.requests] == [False, True]
+    # To a greeting, the offer is the answer.
+    kept, backend = _engine_turn(tmp_path / "hello", relatedness, "hello there", offer)
+    assert kept.assistant_message == "Hello Adele! How can I assist you today?"
+    assert [r.must_call for r in backend.requests] == [False]
+
+
 def test_values_said_name_no_tool_the_request_is_far_from(
         tmp_path: Path, relatedness: Relatedness) -> None:
     restaurants = function_tool(

@@ -8,7 +8,7 @@ import pytest
 from center_helpers import function_tool, scripted_turn
 
 from jarvis.center.llm.scripted import text, tool_calls
-from jarvis.center.remarks import remarks_on_the_past
+from jarvis.center.remarks import only_remarks, remarks_on_the_past
 
 
 @pytest.mark.parametrize(("utterance", "remark"), [
@@ -29,6 +29,26 @@ from jarvis.center.remarks import remarks_on_the_past
 ])
 def test_a_remark_is_told_from_a_request(utterance: str, remark: bool) -> None:
     assert remarks_on_the_past(utterance) is remark
+
+
+@pytest.mark.parametrize(("utterance", "remark"), [
+    ("the lights in paris are beautiful at night", True),  # a judgement of how it is
+    ("this song is really great", True),
+    ("i love this song", True),  # a liking of something at hand
+    ("Jarvis, we really hate that movie!", True),
+    ("the weather was lovely yesterday", True),
+    ("the oven is on", False),  # a state: something may be done about it
+    ("it's cold in here", False),
+    ("this song is great, play it again", False),  # a second clause asks
+    ("that restaurant is amazing, book a table", False),
+    ("is the weather nice in rome", False),
+    ("i'd love to hear some jazz", False),  # a wish
+    ("i like to listen to jazz", False),
+    ("i like this song please play it", False),
+    ("i like jazz", False),  # a taste, nothing pointed at
+])
+def test_a_remark_on_how_it_is_or_a_liking_is_told(utterance: str, remark: bool) -> None:
+    assert only_remarks(utterance) is remark
 
 
 # --- in the engine (a scripted LLM: the test is about what the engine does with it) ------------
@@ -52,3 +72,14 @@ def test_a_request_beside_a_past_remark_keeps_its_call(tmp_path: Path) -> None:
                                       [called], [FORECAST])
     assert response.stop_reason == "tool_calls"
     assert len(backend.requests) == 1
+
+
+def test_a_liking_answered_with_a_call_is_answered_in_words(tmp_path: Path) -> None:
+    player = function_tool("play_music", {"query": {"type": "string"}}, ["query"],
+                           "Play a song")
+    played = tool_calls(("play_music", {"query": "i love this song"}))
+    answer = text("Glad you like it!")
+    response, backend = scripted_turn(tmp_path, "i love this song", [played, answer], [player])
+    assert response.stop_reason == "complete"
+    assert response.assistant_message == "Glad you like it!"
+    assert [r.tools_disabled for r in backend.requests] == [False, True]

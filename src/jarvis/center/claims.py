@@ -31,10 +31,20 @@ from rapidfuzz import fuzz
 
 from jarvis.center.keywords import same_word, telling_words, words
 
-__all__ = ["REFUSAL", "asks_for_something", "asks_the_user_back", "declines",
-           "echoes_a_declaration", "promises_action", "restates_an_example",
-           "settles_the_users_question", "states_tool_facts", "unsaid_specifics",
-           "writes_a_call"]
+__all__ = [
+    "REFUSAL",
+    "asks_for_something",
+    "asks_the_user_back",
+    "declines",
+    "echoes_a_declaration",
+    "offers_help",
+    "promises_action",
+    "restates_an_example",
+    "settles_the_users_question",
+    "states_tool_facts",
+    "unsaid_specifics",
+    "writes_a_call",
+]
 
 REFUSAL = "Sorry, I can't help with that."
 
@@ -111,7 +121,7 @@ _REQUEST = re.compile(
     r"|(?:i|we) feel like \w+ing"
     r"|(?:i'?m|i am) (?:looking (?:for|to)|searching)|i was hoping"
     r"|(?:i'?m|i am|we'?re|we are) (?:trying|hoping|planning|interested)"
-    r"|can you|could you|would you|will you|please|help me|find me|get me|book me"
+    r"|can you|could you|would you|will you|please|help(?: me| (?=\w))|find me|get me|book me"
     r"|(?:find|search for|check) (?:a|an|the|my|some|for|me))\b"
     # Or a question about the user's own things: only a tool (or they) could answer it.
     r"|\b(?:what|when|where|which|how|who|is|are|do|does|did)\b.*\b(?:my|our)\b",
@@ -142,6 +152,13 @@ def asks_the_user_back(answer: str) -> bool:
 # The assistant saying it cannot do what was asked ("Sorry, I can't help with that.").
 _DECLINE = re.compile(r"\bi(?:'m| am)? (?:can't|cannot|can not|unable to|not able to)\b",
                       re.IGNORECASE)
+
+
+def offers_help(answer: str) -> bool:
+    """Whether `answer` ends in an offer of help ("Hello Adele! How can I assist you
+    today?"): said to a request, it takes up none of it."""
+    last = re.split(r"(?<=[.!?])\s+", answer.strip())[-1]
+    return last.endswith("?") and _OFFER.search(last) is not None
 
 
 def declines(answer: str) -> bool:

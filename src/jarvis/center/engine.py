@@ -40,6 +40,7 @@ from jarvis.center.claims import (
     asks_the_user_back,
     declines,
     echoes_a_declaration,
+    offers_help,
     promises_action,
     restates_an_example,
     settles_the_users_question,
@@ -67,6 +68,7 @@ from jarvis.center.grounding import (
 from jarvis.center.keywords import (
     asks_a_question,
     asks_how_much,
+    asks_how_to,
     description_hints,
     description_words,
     keyword_hints,
@@ -95,7 +97,7 @@ from jarvis.center.prompt import (
 )
 from jarvis.center.ratelimit import RateLimiter
 from jarvis.center.refine import refinement
-from jarvis.center.remarks import remarks_on_the_past
+from jarvis.center.remarks import only_remarks
 from jarvis.center.server_tools import ASK_USER, SERVER_TOOL_NAMES, SERVER_TOOLS, run_server_tool
 from jarvis.center.spoken_numbers import digits_for_numbers
 from jarvis.center.store import (
@@ -809,6 +811,7 @@ class Engine:
         an order for what a tool is declared to do: "play hey jude"), gives a result
         nobody said ("Here are some cool places: 1. Paris ..."), asks the
         user back ("Which city are you leaving from?"), as the tool's parameters would,
+        offers help as if nothing were asked ("How can I assist you today?"),
         declines what a tool is there for ("Sorry, I can't help with that.") or writes out
         a tool's declaration ("Find a restaurant of a particular cuisine"). Specifics
         alone are no sign of a call: an answer to a question about the world has them
@@ -823,8 +826,9 @@ class Engine:
         if promises_action(text) or settles_the_users_question(text, turn.voice_command):
             return True
         return (asks_for_something(turn.voice_command) or self._orders_a_tool(turn)) and (
-            asks_the_user_back(text) or declines(text) or states_tool_facts(text)
-            or bool(unsaid_specifics(text, _said_in(turn))) or _echoes(turn, text))
+            asks_the_user_back(text) or offers_help(text) or declines(text)
+            or states_tool_facts(text) or bool(unsaid_specifics(text, _said_in(turn)))
+            or _echoes(turn, text))
 
     def _orders_a_tool(self, turn: _Turn) -> bool:
         """Whether the request opens with what a tool it means is declared to do ("play
@@ -883,11 +887,13 @@ class Engine:
         if not calls:
             return None
         said = turn.voice_command or ""
-        if remarks_on_the_past(said):
+        if only_remarks(said):
             return "remark_not_acted_on"
         if (asks_how_much(said) and not derived_numbers(said)
-                and any(_lacks_an_amount(turn, c) for c in calls)):
+                and any(_lacks_a_value(turn, c, _AMOUNT_KINDS) for c in calls)):
             return "amount_asked_about"
+        if asks_how_to(said) and any(_lacks_a_value(turn, c) for c in calls):
+            return "method_asked_about"
         if not asks_a_question(said):
             return None
         for call in calls:
@@ -1307,16 +1313,17 @@ class Engine:
         return self._response(turn, "error", text), None
 
 
-def _lacks_an_amount(turn: _Turn, call: LLMToolCall) -> bool:
-    """Whether `call` lacks a required amount (a number or a length of time), or holds
-    one nothing said accounts for."""
+def _lacks_a_value(turn: _Turn, call: LLMToolCall, kinds: frozenset[str] | None = None
+                  ) -> bool:
+    """Whether `call` lacks a required value (of one of `kinds`: a number or a length of
+    time for an amount), or holds one nothing said accounts for."""
     spec, arguments = turn.catalog.tools.get(call.name), _parsed(call)
     if spec is None or arguments is None:
         return False
-    amounts = [p.name for p in spec.params.values()
-               if p.required and p.type is not None and p.type.kind in _AMOUNT_KINDS]
+    wanted = [p.name for p in spec.params.values() if p.required and (
+        kinds is None or (p.type is not None and p.type.kind in kinds))]
     unsaid = unsaid_required(arguments, spec.parameters, _said_in(turn), tool=call.name)
-    return any(arguments.get(name) is None or name in unsaid for name in amounts)
+    return any(arguments.get(name) is None or name in unsaid for name in wanted)
 
 
 _AMOUNT_KINDS = frozenset({"int", "float", "timedelta"})

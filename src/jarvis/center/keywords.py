@@ -154,21 +154,28 @@ _QUESTION_OPENINGS = frozenset({
 
 
 # Said before a sentence without being part of it ("jarvis, how do I ...", "so is it ...").
-_LEAD_INS = frozenset({
+LEAD_INS = frozenset({
     "hey", "hi", "hello", "ok", "okay", "so", "um", "uh", "oh", "well", "and", "but",
     "jarvis", "please",
 })
 
 
+# "remind me, what's the capital of australia": a clause that leads in to the question.
+_LEAD_IN_CLAUSE = re.compile(r"^\W*(?:\w+\W+){0,2}?\w+ me\s*,\s*(?P<rest>\S.*)$", re.DOTALL)
+
+
 def asks_for_information(utterance: str) -> bool:
     """Whether `utterance` opens as a question for information ("how do bees make
-    honey"), not a request for an action ("look up the moon on wikipedia")."""
-    return opening_word(utterance) in _QUESTION_OPENINGS
+    honey"), not a request for an action ("look up the moon on wikipedia"), also after
+    a clause that leads in to it ("tell me, who wrote hamlet")."""
+    led_in = _LEAD_IN_CLAUSE.match(utterance.lower())
+    rest = led_in["rest"] if led_in else utterance
+    return opening_word(utterance) in _QUESTION_OPENINGS or opening_word(rest) in _QUESTION_OPENINGS
 
 
 def without_lead_ins(utterance: str) -> list[str]:
     """The words of `utterance` less those said before a sentence ("so", "jarvis")."""
-    return [w for w in words(utterance) if w not in _LEAD_INS]
+    return [w for w in words(utterance) if w not in LEAD_INS]
 
 
 def opening_word(utterance: str) -> str:
@@ -194,6 +201,17 @@ def asks_how_much(utterance: str) -> bool:
     "how far is it to Leeds"), after its lead-ins."""
     heard = without_lead_ins(utterance)
     return len(heard) > 1 and heard[0] == "how" and heard[1] in _AMOUNTS
+
+
+# "how do I change a tyre", "how should I store fresh basil": a question for a method.
+_HOW_TO = re.compile(
+    r"^how (?:to|(?:do|does|should) (?:i|you|we|one|people|they|someone))\b")
+
+
+def asks_how_to(utterance: str) -> bool:
+    """Whether `utterance` asks how something is done ("how do you convert a pdf into a
+    word document"), after its lead-ins, rather than for it to be done."""
+    return _HOW_TO.match(" ".join(without_lead_ins(utterance))) is not None
 
 
 # Openings that put a request as a question ("are you able to find ...", "how about

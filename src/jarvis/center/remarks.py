@@ -14,11 +14,23 @@ sentence's form, not its words:
 - what follows "was" is no verb of intending ("I was hoping to book a table", "I was
   wondering if you could find a bus": the polite past asks now) and no participle ending in
   "-ed" ("the parcel was delivered" reports an event a command may record).
+
+How something is, said as a judgement ("the lights in paris are beautiful at night",
+"this song is great"), asks for nothing in the same way: the same form with "is" or "are"
+and, after it, a word of judgement. A present state ("the oven is on", "it's cold in
+here") may ask for something to be done about it and is not taken for a remark.
+
+A liking said of something at hand ("i love this song", "we really hate that movie")
+asks for nothing either: the speaker's own feeling, with the thing pointed at and
+nothing more: no wish ("I'd love ..."), no infinitive ("I like to ..."), no second
+clause ("..., play it again").
 """
 
 from __future__ import annotations
 
-from jarvis.center.keywords import asks_for_information, opening_word, words
+import re
+
+from jarvis.center.keywords import LEAD_INS, asks_for_information, opening_word, words
 
 # Words a sentence's subject opens with: a remark says how its subject was.
 _SUBJECT_OPENINGS = frozenset({
@@ -26,6 +38,8 @@ _SUBJECT_OPENINGS = frozenset({
     "her", "their", "i", "we", "you", "he", "she", "they",
 })
 
+# A clause that asks back only for agreement ("it was hot, wasn't it").
+_TAGS = frozenset({"wasn't", "weren't", "isn't", "aren't", "didn't", "right", "huh"})
 _PAST_BE = frozenset({"was", "were", "wasn't", "weren't"})
 # Verbs of the present or the future, modal verbs and wishes: any of them may ask.
 _NOW_OR_WISH = frozenset({
@@ -48,15 +62,29 @@ _DEGREE = frozenset({
 })
 
 
+# A present "be" a judgement is said with ("the view is stunning").
+_PRESENT_BE = frozenset({"is", "are", "it's", "that's", "they're"})
+# Words of judgement: what they say of a thing is an opinion, not a state to act on.
+_JUDGEMENTS = frozenset({
+    "beautiful", "gorgeous", "lovely", "stunning", "amazing", "awesome",
+    "wonderful", "great", "fantastic", "brilliant", "incredible", "excellent", "perfect",
+    "nice", "good", "cool", "fun", "funny", "interesting", "delicious", "cute", "terrible",
+    "awful", "horrible", "boring", "bad", "weird", "strange", "overrated", "underrated",
+})
+
+
+def only_remarks(utterance: str) -> bool:
+    """Whether `utterance` only remarks on how something was or is, or on a liking,
+    asking for nothing (see the module's docstring)."""
+    return (remarks_on_the_past(utterance) or remarks_on_how_it_is(utterance)
+            or remarks_on_a_liking(utterance))
+
+
 def remarks_on_the_past(utterance: str) -> bool:
     """Whether `utterance` only says how something was ("the sunset was gorgeous this
     evening"), asking for nothing (see the module's docstring)."""
-    if "?" in utterance or asks_for_information(utterance):
-        return False
-    if opening_word(utterance) not in _SUBJECT_OPENINGS:
-        return False
-    heard = words(utterance)
-    if any(word in _NOW_OR_WISH for word in heard):
+    heard = _statement(utterance)
+    if heard is None or any(word in _NOW_OR_WISH for word in heard):
         return False
     said_was = False
     for index, word in enumerate(heard):
@@ -67,3 +95,57 @@ def remarks_on_the_past(utterance: str) -> bool:
             return False
         said_was = True
     return said_was
+
+
+_LIKING = frozenset({"love", "like", "hate", "enjoy", "adore", "dislike", "loved", "liked",
+                     "hated", "enjoyed"})
+_AT_HAND = frozenset({"this", "that", "these", "those", "it"})
+# The noun phrase pointed at holds at most this many words ("this old song").
+_NOUN_PHRASE_WORDS = 2
+
+
+def remarks_on_a_liking(utterance: str) -> bool:
+    """Whether `utterance` only says the speaker likes or dislikes something at hand ("i
+    love this song"), asking for nothing (see the module's docstring)."""
+    clauses = [c for c in re.split(r"[,;]", utterance) if set(words(c)) - LEAD_INS]
+    if "?" in utterance or len(clauses) != 1:  # "jarvis, ..." leads in, ", play it" asks
+        return False
+    heard = words(clauses[0])
+    while heard and heard[0] in LEAD_INS:
+        heard = heard[1:]
+    heard = [w for w in heard if w not in _DEGREE]
+    if len(heard) < 3 or heard[0] not in ("i", "we") or heard[1] not in _LIKING:
+        return False
+    pointed = heard[3:]
+    if heard[2] == "it":
+        return not pointed
+    return heard[2] in _AT_HAND and len(pointed) <= _NOUN_PHRASE_WORDS and not any(
+        word in _NOW_OR_WISH or word in LEAD_INS for word in pointed)
+
+
+def remarks_on_how_it_is(utterance: str) -> bool:
+    """Whether `utterance` only judges how something is ("the lights in paris are
+    beautiful at night"), asking for nothing (see the module's docstring)."""
+    heard = _statement(utterance)
+    if heard is None:
+        return False
+    if any(word in _NOW_OR_WISH - _PRESENT_BE for word in heard):
+        return False
+    return any(word in _PRESENT_BE and next(
+        (w for w in heard[index + 1:] if w not in _DEGREE), "") in _JUDGEMENTS
+        for index, word in enumerate(heard))
+
+
+def _statement(utterance: str) -> list[str] | None:
+    """The words of `utterance` when it is a statement that opens with its subject (a
+    determiner or a pronoun), no question; else None."""
+    if "?" in utterance or asks_for_information(utterance):
+        return None
+    clauses = [c for c in re.split(r"[,;.!]", utterance) if words(c)]
+    # Each clause says how its subject was, or tags it ("..., wasn't it"); one that opens
+    # otherwise may ask ("the room was too noisy, find me another").
+    if not clauses or any(opening_word(c) not in _SUBJECT_OPENINGS | _TAGS for c in clauses):
+        return None
+    if opening_word(utterance) not in _SUBJECT_OPENINGS:
+        return None
+    return words(utterance)
