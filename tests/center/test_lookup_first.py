@@ -146,7 +146,8 @@ def test_a_request_to_find_calls_the_tool_that_searches(relatedness: Relatedness
     assert search("Can you please find me Linkin Park songs?",
                   arguments={"action": "play", "query": "Linkin Park"}) == "lookup_music"
     assert search("I'm looking for some music off the album Expectations.") == "lookup_music"
-    # No verb of searching, or the player's own word said: the player's call stands.
+    assert search("Can you recommend a song?") == "lookup_music"
+    # No verb of searching, or the player's own verb said: the player's call stands.
     assert search("put on some Linkin Park songs") is None
     assert search("find a Linkin Park song and play it") is None
     # The tool that searches keeps its call; a tool of another kind is never searched for.
@@ -187,3 +188,28 @@ def test_a_verb_both_names_share_makes_no_two_tools_of_one_kind(
                            catalog, said, relatedness.scores(said, catalog))
     assert found is None  # "find" of both names: a dentist is no place to eat
 
+
+BUY_TICKET = function_tool(
+    "buy_bus_ticket",
+    {"origin": TEXT, "destination": TEXT, "departure_date": TEXT, "departure_time": TEXT},
+    ["origin", "destination", "departure_date", "departure_time"],
+    "Buy tickets for a bus journey")
+FIND_BUS = function_tool(
+    "find_bus", {"origin": TEXT, "destination": TEXT, "departure_date": TEXT},
+    ["origin", "destination", "departure_date"], "Find a bus journey for a given date")
+
+
+def test_what_is_searched_for_may_be_said_in_the_bookings_words(
+        relatedness: Relatedness) -> None:
+    catalog = build_catalog([BUY_TICKET, FIND_BUS, SET_TIMER], None)
+
+    def search(said: str) -> str | None:
+        found = search_instead(catalog.tools["buy_bus_ticket"], {}, catalog, said,
+                               relatedness.scores(said, catalog))
+        return found.name if found else None
+
+    # "tickets" is the purchase's own word, yet what is to be found.
+    assert search("I need to find bus tickets") == "find_bus"
+    # Its verb of trading said, the purchase stands.
+    assert search("find and buy me bus tickets to Fresno") is None
+    assert search("I want to book bus tickets") is None

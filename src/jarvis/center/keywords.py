@@ -106,9 +106,11 @@ TRADING_VERBS = frozenset({
     "buy", "buys", "buying", "bought", "purchase", "purchases", "purchased", "purchasing",
 })
 
-# Verbs of searching, and the verbs that search with a particle ("look for", "look up").
+# Verbs of searching, and the verbs that search with a particle ("look for", "look up");
+# to recommend or suggest is to search for what suits.
 _SEARCH_VERBS = frozenset({"find", "finds", "finding", "search", "searches", "searching",
-                           "lookup"})
+                           "lookup", "recommend", "recommends", "recommending", "suggest",
+                           "suggests", "suggesting"})
 _LOOK = frozenset({"look", "looks", "looking"})
 
 

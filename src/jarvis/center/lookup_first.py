@@ -20,10 +20,13 @@ value of a tool, another tool is tried first if
   their tool; any verb of trading stands for another: "reserve a bus" says "Buy
   tickets").
 
-A request that says a verb of searching ("Can you find me some songs?") is a look-up even
-where the model's call of a tool of the same kind is complete (a player's `play`): a tool
-whose name or description says it searches is tried instead of a tool that does not say
-so, on the same conditions but the number of values (a search may need none).
+A request that says a verb of searching ("Can you find me some songs?", "recommend a
+song") is a look-up even where the model's call of a tool of the same kind is complete (a
+player's `play`): a tool whose name or description says it searches is tried instead of a
+tool that does not say so, on the same conditions but the number of values (a search may
+need none), and but the first tool's own words: what is searched for may be said in them
+("find bus tickets" beside `buy_bus_ticket`); only its own verb of doing keeps it ("find
+a song and play it").
 
 Only what the tools' authors wrote decides: their names, descriptions and parameters.
 """
@@ -35,6 +38,7 @@ from typing import Any
 
 from jarvis.center.grounding import FUNCTION_WORDS, word_said
 from jarvis.center.keywords import (
+    DOING_VERBS,
     REQUEST_VERBS,
     TRADING_VERBS,
     same_word,
@@ -73,17 +77,20 @@ def search_instead(
     for a request that says a verb of searching (None: keep `chosen`)."""
     if not says_searching(said) or _searches(chosen):
         return None
-    found = [spec for spec in _stand_ins(chosen, arguments, catalog, said, related)
-             if _searches(spec)]
+    # What is searched for may be said in the first tool's own words ("find bus
+    # tickets" beside `buy_bus_ticket`); its own verb of doing keeps it ("... and play it").
+    found = [spec for spec in _stand_ins(chosen, arguments, catalog, said, related,
+                                         own_nouns=False) if _searches(spec)]
     return max(found, key=lambda s: related[s.name], default=None)
 
 
 def _stand_ins(
     chosen: ToolSpec, arguments: Mapping[str, Any], catalog: ToolCatalog, said: str,
-    related: Mapping[str, float],
+    related: Mapping[str, float], own_nouns: bool = True,
 ) -> list[ToolSpec]:
     """The tools of `chosen`'s kind that mean the request about as much and that nothing
-    said or held in the call makes `chosen`'s alone."""
+    held in the call or said (a word of `chosen`'s own; with `own_nouns` False, only a
+    verb of doing) makes `chosen`'s alone."""
     if chosen.name not in related:
         return []
     heard = words(said)
@@ -93,7 +100,8 @@ def _stand_ins(
         and related[spec.name] >= related[chosen.name] - MEANING_MARGIN
         and _same_kind(chosen, spec, heard)
         and not _names_its_own(chosen, spec, arguments)
-        and not any(_says(w, h) for w in _own_words(chosen, spec) for h in heard)
+        and not any(_says(w, h) for w in _own_words(chosen, spec)
+                    if own_nouns or w in DOING_VERBS for h in heard)
     ]
 
 
