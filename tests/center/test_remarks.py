@@ -37,6 +37,7 @@ def test_a_remark_is_told_from_a_request(utterance: str, remark: bool) -> None:
     ("i love this song", True),  # a liking of something at hand
     ("Jarvis, we really hate that movie!", True),
     ("the weather was lovely yesterday", True),
+    ("jarvis, the concert was great, thanks", True),  # a lead-in and thanks ask nothing
     ("the oven is on", False),  # a state: something may be done about it
     ("it's cold in here", False),
     ("this song is great, play it again", False),  # a second clause asks

@@ -145,8 +145,7 @@ def asks_the_user_back(answer: str) -> bool:
     """Whether `answer` ends in a question to the user about what they want ("Which
     city are you leaving from?"), rather than an offer of help ("How can I help you?")."""
     text = answer.strip()
-    last = re.split(r"(?<=[.!?])\s+", text)[-1]
-    return text.endswith("?") and _OFFER.search(last) is None
+    return text.endswith("?") and _OFFER.search(_last_sentence(text)) is None
 
 
 # The assistant saying it cannot do what was asked ("Sorry, I can't help with that.").
@@ -157,8 +156,12 @@ _DECLINE = re.compile(r"\bi(?:'m| am)? (?:can't|cannot|can not|unable to|not abl
 def offers_help(answer: str) -> bool:
     """Whether `answer` ends in an offer of help ("Hello Adele! How can I assist you
     today?"): said to a request, it takes up none of it."""
-    last = re.split(r"(?<=[.!?])\s+", answer.strip())[-1]
+    last = _last_sentence(answer)
     return last.endswith("?") and _OFFER.search(last) is not None
+
+
+def _last_sentence(text: str) -> str:
+    return re.split(r"(?<=[.!?])\s+", text.strip())[-1]
 
 
 def declines(answer: str) -> bool:

@@ -170,9 +170,10 @@ def asks_for_information(utterance: str) -> bool:
     """Whether `utterance` opens as a question for information ("how do bees make
     honey"), not a request for an action ("look up the moon on wikipedia"), also after
     a clause that leads in to it ("tell me, who wrote hamlet")."""
+    if opening_word(utterance) in _QUESTION_OPENINGS:
+        return True
     led_in = _LEAD_IN_CLAUSE.match(utterance.lower())
-    rest = led_in["rest"] if led_in else utterance
-    return opening_word(utterance) in _QUESTION_OPENINGS or opening_word(rest) in _QUESTION_OPENINGS
+    return led_in is not None and opening_word(led_in["rest"]) in _QUESTION_OPENINGS
 
 
 def without_lead_ins(utterance: str) -> list[str]:

@@ -38,8 +38,9 @@ _SUBJECT_OPENINGS = frozenset({
     "her", "their", "i", "we", "you", "he", "she", "they",
 })
 
-# A clause that asks back only for agreement ("it was hot, wasn't it").
-_TAGS = frozenset({"wasn't", "weren't", "isn't", "aren't", "didn't", "right", "huh"})
+# A clause that only asks back for agreement ("it was hot, wasn't it") or thanks.
+_TAGS = frozenset({"wasn't", "weren't", "isn't", "aren't", "didn't", "right", "huh",
+                   "thanks", "thank"})
 _PAST_BE = frozenset({"was", "were", "wasn't", "weren't"})
 # Verbs of the present or the future, modal verbs and wishes: any of them may ask.
 _NOW_OR_WISH = frozenset({
@@ -107,7 +108,7 @@ _NOUN_PHRASE_WORDS = 2
 def remarks_on_a_liking(utterance: str) -> bool:
     """Whether `utterance` only says the speaker likes or dislikes something at hand ("i
     love this song"), asking for nothing (see the module's docstring)."""
-    clauses = [c for c in re.split(r"[,;]", utterance) if set(words(c)) - LEAD_INS]
+    clauses = _clauses(utterance, ",;")
     if "?" in utterance or len(clauses) != 1:  # "jarvis, ..." leads in, ", play it" asks
         return False
     heard = words(clauses[0])
@@ -141,11 +142,17 @@ def _statement(utterance: str) -> list[str] | None:
     determiner or a pronoun), no question; else None."""
     if "?" in utterance or asks_for_information(utterance):
         return None
-    clauses = [c for c in re.split(r"[,;.!]", utterance) if words(c)]
+    clauses = _clauses(utterance, ",;.!")
     # Each clause says how its subject was, or tags it ("..., wasn't it"); one that opens
     # otherwise may ask ("the room was too noisy, find me another").
-    if not clauses or any(opening_word(c) not in _SUBJECT_OPENINGS | _TAGS for c in clauses):
+    if not clauses or opening_word(clauses[0]) not in _SUBJECT_OPENINGS:
         return None
-    if opening_word(utterance) not in _SUBJECT_OPENINGS:
+    if any(opening_word(c) not in _SUBJECT_OPENINGS | _TAGS for c in clauses[1:]):
         return None
     return words(utterance)
+
+
+def _clauses(utterance: str, marks: str) -> list[str]:
+    """The clauses of `utterance` split at `marks`, less those of lead-ins alone
+    ("jarvis, ...")."""
+    return [c for c in re.split(f"[{re.escape(marks)}]", utterance) if set(words(c)) - LEAD_INS]
