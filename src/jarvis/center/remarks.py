@@ -63,8 +63,12 @@ _DEGREE = frozenset({
 })
 
 
-# A present "be" a judgement is said with ("the view is stunning").
+# A present "be" a judgement is said with ("the view is stunning"), and the words beside
+# it that may ask.
 _PRESENT_BE = frozenset({"is", "are", "it's", "that's", "they're"})
+_ASKING_BESIDE_BE = _NOW_OR_WISH - _PRESENT_BE
+# What a clause after the first opens with: a subject again, or a tag.
+_LATER_CLAUSE_OPENINGS = _SUBJECT_OPENINGS | _TAGS
 # Words of judgement: what they say of a thing is an opinion, not a state to act on.
 _JUDGEMENTS = frozenset({
     "beautiful", "gorgeous", "lovely", "stunning", "amazing", "awesome",
@@ -130,7 +134,7 @@ def remarks_on_how_it_is(utterance: str) -> bool:
     heard = _statement(utterance)
     if heard is None:
         return False
-    if any(word in _NOW_OR_WISH - _PRESENT_BE for word in heard):
+    if any(word in _ASKING_BESIDE_BE for word in heard):
         return False
     return any(word in _PRESENT_BE and next(
         (w for w in heard[index + 1:] if w not in _DEGREE), "") in _JUDGEMENTS
@@ -147,7 +151,7 @@ def _statement(utterance: str) -> list[str] | None:
     # otherwise may ask ("the room was too noisy, find me another").
     if not clauses or opening_word(clauses[0]) not in _SUBJECT_OPENINGS:
         return None
-    if any(opening_word(c) not in _SUBJECT_OPENINGS | _TAGS for c in clauses[1:]):
+    if any(opening_word(c) not in _LATER_CLAUSE_OPENINGS for c in clauses[1:]):
         return None
     return words(utterance)
 
