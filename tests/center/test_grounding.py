@@ -43,6 +43,22 @@ def test_required_numbers_nobody_said_are_invented() -> None:
     assert _unsaid(said, CALCULATE, "what is 12 times 7") == []
 
 
+CONVERT = {"type": "function", "function": {"name": "convert", "parameters": {
+    "type": "object",
+    "properties": {"value": {"type": "number"}, "from_unit": {"type": "string"},
+                   "to_unit": {"type": "string"}},
+    "required": ["value", "from_unit", "to_unit"]}}}
+
+
+def test_a_plural_no_spelling_rule_makes_is_the_word_said() -> None:
+    # "six foot" is said in feet, and "two feet" in foot; a word like neither is not said.
+    feet = {"value": 6, "from_unit": "feet", "to_unit": "centimeters"}
+    assert _unsaid(feet, CONVERT, "how tall is six foot in centimetres") == []
+    foot = {"value": 2, "from_unit": "foot", "to_unit": "inches"}
+    assert _unsaid(foot, CONVERT, "two feet in inches") == []
+    assert _unsaid(feet, CONVERT, "how tall is six fathoms in centimetres") == ["from_unit"]
+
+
 def test_numbers_said_as_words_percentages_or_earlier_in_the_conversation() -> None:
     half = {"num1": 30, "num2": 2, "operation": "divide"}
     assert _unsaid(half, CALCULATE, "what's half of 30") == []

@@ -65,8 +65,17 @@ __all__ = [
 _SIMILAR = 80.0
 
 
+# Plurals no spelling rule makes: "six foot" says the feet a value is written in.
+_IRREGULAR_PLURALS = {"feet": "foot", "teeth": "tooth", "geese": "goose", "men": "man",
+                      "women": "woman", "people": "person", "children": "child",
+                      "mice": "mouse"}
+
+
 def word_said(word: str, heard: list[str]) -> bool:
-    return any(word == h or fuzz.ratio(word, h, score_cutoff=_SIMILAR) for h in heard)
+    """Whether `word` or a close form of it (a plural, a misheard spelling) is in `heard`."""
+    base = _IRREGULAR_PLURALS.get(word, word)
+    return any(word == h or base == _IRREGULAR_PLURALS.get(h, h)
+               or fuzz.ratio(word, h, score_cutoff=_SIMILAR) for h in heard)
 
 
 # Words any sentence has: sharing one of them says nothing about where a value came from
