@@ -280,8 +280,21 @@ def test_values_cut_short_of_what_was_said_are_completed() -> None:
         "value": -40}
     # Said both ways, or already in full: left alone.
     assert completed_values(unsigned, CONVERT, "-40 celsius or 40 celsius in fahrenheit") == {}
+    # A number written with a thousands comma is read, not a failure.
+    grams = {"value": 1590, "from_unit": "grams", "to_unit": "pounds"}
+    assert completed_values(grams, CONVERT, "what's 1,590 grams in pounds") == {}
     full = {"value": 5, "from_unit": "miles per hour", "to_unit": "km/h"}
     assert completed_values(full, CONVERT, "5 miles per hour in km/h") == {}
+
+
+def test_a_value_said_a_unit_of_time_after_is_per_that_unit() -> None:
+    # "an hour" after a unit is "per hour", in whichever spelling the unit was said.
+    cut = {"value": 70, "from_unit": "miles per hour", "to_unit": "kilometers"}
+    assert completed_values(cut, CONVERT, "how many kilometres an hour is seventy miles per "
+                            "hour") == {"to_unit": "kilometers per hour"}
+    # An hour that says when is no rate.
+    note = {"entity": "call mom"}
+    assert completed_values(note, DEVICE, "remind me to call mom an hour from now") == {}
 
 
 DEVICE = {"type": "function", "function": {"name": "control_device", "parameters": {

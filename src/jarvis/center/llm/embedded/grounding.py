@@ -188,16 +188,18 @@ def completed_values(arguments: dict[str, Any], tool: dict[str, Any], utterance:
 
     A 0.5B model writes `"from_unit": "kilometers"` for "100 kilometers per hour", 40
     for "-40 celsius" and `"entity": "light"` for "turn the landing light off": a
-    free-text value said as the start of "X per Y" is "X per Y", a number said only with
-    a minus sign is negative, and a value said after a determiner and a word or two that
-    describe it takes them ("landing light"; items of a list too: "the red apples").
+    free-text value said as the start of "X per Y" (or "X an hour") is "X per Y", a
+    number said only with a minus sign is negative, and a value said after a determiner
+    and a word or two that describe it takes them ("landing light"; items of a list too:
+    "the red apples").
     """
     props = arguments_schema(tool).get("properties") or {}
     heard = words(utterance)
     clauses = [words(c) for c in _CLAUSE_BREAK.split(utterance)]
     numbers = NUMBER.findall(utterance)
-    signed = {float(n) for n in numbers if n.startswith("-")}
-    unsigned = {float(n) for n in numbers if not n.startswith("-")}
+    # "1,590" is a thousand and more: commas are taken out, as numbers_said does.
+    signed = {float(n.replace(",", "")) for n in numbers if n.startswith("-")}
+    unsigned = {float(n.replace(",", "")) for n in numbers if not n.startswith("-")}
     fixed: dict[str, Any] = {}
     for key, value in arguments.items():
         sub = props.get(key)
@@ -340,12 +342,25 @@ def _thing_in_other_clause(utterance: str, own: str) -> str | None:
     return " ".join(thing) or None
 
 
+# "an hour" after a value is "per hour" ("kilometres an hour"), unless it says when
+# ("call mom an hour from now").
+_TIME_UNITS = frozenset({"second", "minute", "hour", "day", "week", "month", "year"})
+_SAYS_WHEN = frozenset({"from", "ago", "later", "before", "after", "earlier", "early",
+                        "late", "till", "until"})
+
+
 def _per_phrase(value: list[str], heard: list[str]) -> str | None:
-    """The "per Y" that follows `value` in `heard` ("miles" + "per hour"), if any."""
+    """The "per Y" that follows `value` in `heard` ("miles" + "per hour", "kilometres" +
+    "an hour"), if any; the value's words match as a close form ("kilometers")."""
     if not value or "per" in value:
         return None
     for start in range(len(heard) - len(value) - 1):
         end = start + len(value)
-        if heard[start:end] == value and heard[end] == "per":
+        if not all(word_said(v, [h]) for v, h in zip(value, heard[start:end], strict=True)):
+            continue
+        if heard[end] == "per":
+            return f"per {heard[end + 1]}"
+        if (heard[end] in ("a", "an") and heard[end + 1] in _TIME_UNITS
+                and not set(heard[end + 2:end + 3]) & _SAYS_WHEN):
             return f"per {heard[end + 1]}"
     return None
