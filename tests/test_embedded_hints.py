@@ -287,6 +287,13 @@ def test_values_cut_short_of_what_was_said_are_completed() -> None:
     assert completed_values(full, CONVERT, "5 miles per hour in km/h") == {}
 
 
+DEVICE = {"type": "function", "function": {"name": "control_device", "parameters": {
+    "type": "object",
+    "properties": {"entity": {"type": "string"}, "topic": {"type": "string"},
+                   "items": {"type": "array", "items": {"type": "string"}}},
+    "required": ["entity"]}}}
+
+
 def test_a_value_said_a_unit_of_time_after_is_per_that_unit() -> None:
     # "an hour" after a unit is "per hour", in whichever spelling the unit was said.
     cut = {"value": 70, "from_unit": "miles per hour", "to_unit": "kilometers"}
@@ -295,13 +302,6 @@ def test_a_value_said_a_unit_of_time_after_is_per_that_unit() -> None:
     # An hour that says when is no rate.
     note = {"entity": "call mom"}
     assert completed_values(note, DEVICE, "remind me to call mom an hour from now") == {}
-
-
-DEVICE = {"type": "function", "function": {"name": "control_device", "parameters": {
-    "type": "object",
-    "properties": {"entity": {"type": "string"}, "topic": {"type": "string"},
-                   "items": {"type": "array", "items": {"type": "string"}}},
-    "required": ["entity"]}}}
 
 
 def test_a_name_said_with_words_that_describe_it_keeps_them() -> None:
