@@ -13,6 +13,7 @@ from jarvis.center.claims import (
     asks_the_user_back,
     declines,
     echoes_a_declaration,
+    promises_a_deed,
     promises_action,
     restates_an_example,
     settles_the_users_question,
@@ -118,6 +119,16 @@ def test_requests_for_something_are_told_from_questions() -> None:
     "We'd love to see a play tomorrow.",
     "Check the weather in Paris for me.",
     "Find a hair stylist in Berkeley.",
+    # A want after "and" with its subject left out, or with a word between.
+    "I am going on a short break and need a hotel room.",
+    "I'm not familiar with this area and would like to find a place to eat.",
+    "I really want to find a movie to watch.",
+    "I will need a rental car until the 4th of March.",
+    "I am in need of a doctor.",
+    "We're looking for a place to stay in Reno.",
+    "I think I want to plan an outing in Toronto.",
+    "Are you able to help me find a bus?",
+    "Can I get a flight ticket to Atlanta?",
 ])
 def test_a_want_a_need_or_an_order_is_a_request(said: str) -> None:
     assert asks_for_something(said)
@@ -128,6 +139,8 @@ def test_a_want_a_need_or_an_order_is_a_request(said: str) -> None:
     "we went to the beach yesterday",
     "what's the tallest mountain in the world",
     "check out this view",
+    "the film was good and needed no sequel",
+    "is it possible that dogs dream",
 ])
 def test_chat_and_questions_of_knowledge_ask_for_nothing(said: str) -> None:
     assert not asks_for_something(said)
@@ -138,6 +151,31 @@ def test_a_promise_without_a_question_stands_for_the_action() -> None:
     assert promises_action("Sure, I'll book it.")
     assert not promises_action("Sure, I can help. Where would you like to go?")
     assert not promises_action("I can't do that.")
+
+
+@pytest.mark.parametrize(("answer", "deed"), [
+    ("Yes, I can call a cab for you.", True),
+    ("Yes, I can help you find a doctor in Berkeley.", True),
+    ("Sure, I'll book it.", True),
+    ("Yes, I can hear you.", False),
+    ("Sure, I can repeat that.", False),
+    ("Yes, I can help you with that.", False),
+    ("Sure, I can book it. What time?", False),
+])
+def test_a_promise_of_an_act_or_a_search_is_a_deed(answer: str, deed: bool) -> None:
+    assert promises_a_deed(answer) is deed
+
+
+def test_a_promise_no_call_keeps_is_refused(make_center: Any) -> None:
+    # Scripted LLM (the protocol is under test): no tool books flights, yet it says yes.
+    backend = ScriptedBackend([text("Yes, I can find you a one way flight to SFO."),
+                               text("Yes, I can hear you.")])
+    center = make_center(backend)
+    cid = conversation_id()
+    center.start(cid, [WEATHER_TOOL])
+    reply = center.command(cid, "Can you find me a one way flight to SFO?")
+    assert (reply["stop_reason"], reply["assistant_message"]) == ("complete", REFUSAL)
+    assert center.command(cid, "can you hear me")["assistant_message"] == "Yes, I can hear you."
 
 
 def test_a_question_back_asks_what_the_user_wants_an_offer_of_help_does_not() -> None:

@@ -29,7 +29,14 @@ from collections.abc import Iterable
 
 from rapidfuzz import fuzz
 
-from jarvis.center.keywords import same_word, telling_words, words
+from jarvis.center.keywords import (
+    DOING_VERBS,
+    LOOKUP_VERBS,
+    same_word,
+    says_searching,
+    telling_words,
+    words,
+)
 
 __all__ = [
     "REFUSAL",
@@ -38,6 +45,7 @@ __all__ = [
     "declines",
     "echoes_a_declaration",
     "offers_help",
+    "promises_a_deed",
     "promises_action",
     "restates_an_example",
     "settles_the_users_question",
@@ -112,15 +120,35 @@ def promises_action(answer: str) -> bool:
     return _PROMISE.search(answer.strip().replace("\u2019", "'")) is not None
 
 
+# The act a promise names: the verb after "I can", past "help you" ("Yes, I can help you
+# find a doctor."). Telling, counting and repeating the assistant does in words itself.
+_PROMISED = re.compile(r"\bi(?: can|'ll| will| am going to) (?:(?:help|assist) you (?:to )?)?(\w+)",
+                       re.IGNORECASE)
+_DEEDS = (DOING_VERBS | LOOKUP_VERBS) - {"tell", "count", "repeat", "write"}
+
+
+def promises_a_deed(answer: str) -> bool:
+    """Whether `answer` is a promise (see `promises_action`) of an act in the world or a
+    search ("Yes, I can call a cab for you.", "Sure, I'll help you find a doctor."), not of
+    a reply ("Yes, I can hear you."): with no call made, nothing keeps it."""
+    found = _PROMISED.search(answer.replace("\u2019", "'"))
+    return (promises_action(answer) and found is not None
+            and (found.group(1).lower() in _DEEDS or says_searching(found.group(1))))
+
+
 # A clause starts a sentence, or follows a comma or a conjunction ("I'm hungry so I
-# need a place to eat").
+# need a place to eat"); after "and" the subject may be left out ("... and need a cab").
+_WANTING = (r"(?:'d| would) (?:like|love)| (?:want|wanna|need|wish|gotta|have to|will need)"
+            r"|(?:'ve| have)? got to| feel like \w+ing")
 _REQUEST = re.compile(
     r"(?:^|[.!?,;:]\s|\b(?:and|so|but|because)\s)\W*(?:(?:hi|hello|hey)\b\W*)?"
-    r"(?:(?:i|we)(?:'d| would) (?:like|love)"
-    r"|(?:i|we) (?:want|wanna|need|wish|gotta|have to)|(?:i|we)(?:'ve| have)? got to"
-    r"|(?:i|we) feel like \w+ing"
-    r"|(?:i'?m|i am) (?:looking (?:for|to)|searching)|i was hoping"
-    r"|(?:i'?m|i am|we'?re|we are) (?:trying|hoping|planning|interested)"
+    r"(?:(?:i|we) think\s)?"
+    rf"(?:(?:i|we)(?: (?:really|just|also|still|actually))?(?:{_WANTING})"
+    r"|(?:would|'d) (?:like|love)|need|want"
+    r"|(?:i'?m|i am|we'?re|we are) (?:looking (?:out )?(?:for|to)|searching|wanting|in need)"
+    r"|(?:i'?m|i am|we'?re|we are) (?:trying|hoping|planning|interested)|i was hoping"
+    r"|are you able|(?:is it|would it be) possible (?:for you )?to"
+    r"|(?:can|could|may) (?:i|we) (?:get|have)"
     r"|can you|could you|would you|will you|please|help(?: me| (?=\w))|find me|get me|book me"
     r"|(?:find|search for|check) (?:a|an|the|my|some|for|me))\b"
     # Or a question about the user's own things: only a tool (or they) could answer it.

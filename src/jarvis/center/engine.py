@@ -41,6 +41,7 @@ from jarvis.center.claims import (
     declines,
     echoes_a_declaration,
     offers_help,
+    promises_a_deed,
     promises_action,
     restates_an_example,
     settles_the_users_question,
@@ -1223,12 +1224,15 @@ class Engine:
     def _stands_in_for_a_tool(self, turn: _Turn, text: str) -> bool:
         """Whether an answer in words to a request that means a tool gives specifics nobody
         said or promises the action, or one to any request for something done or found
-        gives specifics nobody said (see claims.py): words in place of a tool's result.
-        Meaning, not a shared word: among twenty tools some word of some declaration is
-        in nearly every question ("what's the longest river in africa")."""
+        gives specifics nobody said or promises an act or a search (see claims.py): words
+        in place of a tool's result. Meaning, not a shared word: among twenty tools some
+        word of some declaration is in nearly every question ("what's the longest river
+        in africa")."""
         specifics = unsaid_specifics(text, _said_in(turn))
-        if specifics and asks_for_something(turn.voice_command):
-            return True  # a made-up result of a request, served by a tool or not
+        if (specifics or promises_a_deed(text)) and asks_for_something(turn.voice_command):
+            # A made-up result of a request, served by a tool or not, or a promise that no
+            # call keeps ("Yes, I can call a cab for you.").
+            return True
         if settles_the_users_question(text, turn.voice_command):
             return True  # "Yes, my rice is ready.": a state nobody reported
         if not (promises_action(text) or specifics):
