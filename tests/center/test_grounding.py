@@ -71,6 +71,14 @@ def test_numbers_said_as_words_percentages_or_earlier_in_the_conversation() -> N
     assert _unsaid(follow_up, CALCULATE, said) == []
 
 
+def test_numbers_said_with_thousands_grouped_or_a_decimal_comma() -> None:
+    million = {"num1": 1000000, "num2": 4, "operation": "divide"}
+    assert _unsaid(million, CALCULATE, "divide 1,000,000 by 4") == []
+    assert _unsaid(million, CALCULATE, "divide 1,000 by 4") == ["num1"]
+    decimal = {"num1": 2.5, "num2": 4, "operation": "multiply"}
+    assert _unsaid(decimal, CALCULATE, "what is 2,5 times 4") == []
+
+
 def test_a_duration_needs_a_unit_of_time_said() -> None:
     assert _unsaid(
         {"duration": "PT5M"}, TIMER, "go back to the previous track") == ["duration"]

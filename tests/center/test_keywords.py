@@ -38,6 +38,8 @@ def test_words_ignore_case_and_punctuation_but_keep_apostrophes() -> None:
         ("don't forget the milk", "don't forget"),
         ("i cleared the gutters, tick that off", "tick off"),  # a pronoun splits the verb
         ("the timer went off, turn it off", "turn off"),
+        ("a table for six people", "person"),  # a plural no ending makes
+        ("how tall is six foot", "feet"),
     ],
 )
 def test_heard(heard: str, keyword: str) -> None:

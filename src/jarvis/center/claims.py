@@ -37,6 +37,7 @@ from jarvis.center.keywords import (
     telling_words,
     words,
 )
+from jarvis.center.sentences import split_sentences
 
 __all__ = [
     "REFUSAL",
@@ -189,7 +190,7 @@ def offers_help(answer: str) -> bool:
 
 
 def _last_sentence(text: str) -> str:
-    return re.split(r"(?<=[.!?])\s+", text.strip())[-1]
+    return (split_sentences(text) or [""])[-1]
 
 
 def declines(answer: str) -> bool:

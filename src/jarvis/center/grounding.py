@@ -35,7 +35,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from jarvis.center.dates import dates_heard, times_heard
-from jarvis.center.keywords import words
+from jarvis.center.keywords import IRREGULAR_PLURALS, words
 from jarvis.center.spoken_numbers import UNITS
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "in_unit",
     "is_number",
     "is_said",
+    "number_readings",
     "numbers_said",
     "plain_number",
     "repeated_values",
@@ -65,16 +66,11 @@ __all__ = [
 _SIMILAR = 80.0
 
 
-# Plurals no spelling rule makes: "six foot" says the feet a value is written in.
-_IRREGULAR_PLURALS = {"feet": "foot", "teeth": "tooth", "geese": "goose", "men": "man",
-                      "women": "woman", "people": "person", "children": "child",
-                      "mice": "mouse"}
-
-
 def word_said(word: str, heard: list[str]) -> bool:
-    """Whether `word` or a close form of it (a plural, a misheard spelling) is in `heard`."""
-    base = _IRREGULAR_PLURALS.get(word, word)
-    return any(word == h or base == _IRREGULAR_PLURALS.get(h, h)
+    """Whether `word` or a close form of it (a plural, one no ending makes: "six foot" for
+    feet, a misheard spelling) is in `heard`."""
+    base = IRREGULAR_PLURALS.get(word, word)
+    return any(word == h or base == IRREGULAR_PLURALS.get(h, h)
                or fuzz.ratio(word, h, score_cutoff=_SIMILAR) for h in heard)
 
 
@@ -119,7 +115,8 @@ def said_in_full(value: str, said: str) -> bool:
     return bool(words(value)) and all(is_said(word, said) for word in content_words(value))
 
 
-NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
+# Digits, with thousands grouped by commas ("1,000,000") or one decimal mark ("2.5", "2,5").
+NUMBER = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:[.,]\d+)?")
 # Words the center leaves as words (small isolated numbers) and words that mean a number.
 _NUMBER_WORDS = {
     "a": 1, "an": 1, "one": 1, "single": 1, "first": 1, "two": 2, "second": 2,
@@ -137,9 +134,17 @@ def numbers_said(utterance: str, *, articles: bool = True) -> set[float]:
     for text in NUMBER.findall(utterance):
         # "-40" (the center signs "minus 40") is said, and so is 40: the sign may be lost.
         for number in (text, text.lstrip("-")):
-            found.add(float(number.replace(",", "")))
-            found.add(float(number.replace(",", ".")))
+            found |= number_readings(number)
     return found
+
+
+def number_readings(text: str) -> set[float]:
+    """What `text`, a number in digits (see `NUMBER`), may mean: its commas group thousands
+    ("1,590"), and a lone one may be a decimal comma too ("2,5")."""
+    readings = {float(text.replace(",", ""))}
+    if text.count(",") == 1 and "." not in text:
+        readings.add(float(text.replace(",", ".")))
+    return readings
 
 
 def plain_number(schema: dict[str, Any]) -> bool:

@@ -24,6 +24,10 @@ _ENDINGS = ("", "s", "es", "ed", "d", "ing", "y", "'s")
 # Misheard words: both at least this long and this similar ("whether" ~ "weather": 86).
 _FUZZY_MIN_LEN = 5
 _FUZZY_MIN_RATIO = 85.0
+# Plurals no ending makes: "six foot" and "six feet" say one word.
+IRREGULAR_PLURALS = {"feet": "foot", "teeth": "tooth", "geese": "goose", "men": "man",
+                     "women": "woman", "people": "person", "children": "child",
+                     "mice": "mouse"}
 
 
 def words(text: str) -> list[str]:
@@ -33,6 +37,8 @@ def words(text: str) -> list[str]:
 
 def _word_matches(heard: str, keyword: str) -> bool:
     if any(heard == keyword + ending for ending in _ENDINGS):
+        return True
+    if IRREGULAR_PLURALS.get(heard, heard) == IRREGULAR_PLURALS.get(keyword, keyword):
         return True
     if len(heard) < _FUZZY_MIN_LEN or len(keyword) < _FUZZY_MIN_LEN:
         return False

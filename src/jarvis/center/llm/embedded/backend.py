@@ -70,6 +70,7 @@ from jarvis.center.llm.embedded.prompt import (
 )
 from jarvis.center.llm.embedded.prompt_state_cache import open_cache
 from jarvis.center.llm.model_store import ModelStoreError, resolve_model_path
+from jarvis.center.sentences import split_sentences
 
 try:  # optional dependency: the `embedded` extra
     import llama_cpp
@@ -166,7 +167,7 @@ def _speakable(answer: str, said: str | None = None, prompt: Sequence[str] = ())
         return CANNOT_HELP
     # Sentence by sentence: "Today is Wednesday ... The weather was lovely." keeps the second.
     pieces = [" ".join(words(piece)) for piece in prompt]
-    kept = [sentence for sentence in _SENTENCE_SPLIT.split(answer.strip())
+    kept = [sentence for sentence in split_sentences(answer)
             if not _copied(words(sentence), pieces)]
     if not kept:
         return CANNOT_HELP
@@ -180,7 +181,6 @@ def _copied(spoken: list[str], pieces: list[str]) -> bool:
 
 _IDENTIFIER = re.compile(r"\b[a-z]+_[a-z_]+\b")
 _SAY_BACK = re.compile(r"\b(?:say|repeat|spell)\b", re.IGNORECASE)
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
 _SENTENCE_END = re.compile(r"[.!?](?=[\s\"')\]]|$)")
 
 

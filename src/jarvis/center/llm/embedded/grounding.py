@@ -21,6 +21,7 @@ from jarvis.center.grounding import (
     free_text,
     is_number,
     is_said,
+    number_readings,
     numbers_said,
     plain_number,
     text_choice,
@@ -197,9 +198,8 @@ def completed_values(arguments: dict[str, Any], tool: dict[str, Any], utterance:
     heard = words(utterance)
     clauses = [words(c) for c in _CLAUSE_BREAK.split(utterance)]
     numbers = NUMBER.findall(utterance)
-    # "1,590" is a thousand and more: commas are taken out, as numbers_said does.
-    signed = {float(n.replace(",", "")) for n in numbers if n.startswith("-")}
-    unsigned = {float(n.replace(",", "")) for n in numbers if not n.startswith("-")}
+    signed = {v for n in numbers if n.startswith("-") for v in number_readings(n)}
+    unsigned = {v for n in numbers if not n.startswith("-") for v in number_readings(n)}
     fixed: dict[str, Any] = {}
     for key, value in arguments.items():
         sub = props.get(key)
