@@ -151,6 +151,9 @@ def test_a_promise_without_a_question_stands_for_the_action() -> None:
     assert promises_action("Sure, I'll book it.")
     assert not promises_action("Sure, I can help. Where would you like to go?")
     assert not promises_action("I can't do that.")
+    # Without a "yes" before it, too.
+    assert promises_action("I can cast music on the television for you.")
+    assert not promises_action("I cannot cast music.")
 
 
 @pytest.mark.parametrize(("answer", "deed"), [
@@ -161,6 +164,7 @@ def test_a_promise_without_a_question_stands_for_the_action() -> None:
     ("Sure, I can repeat that.", False),
     ("Yes, I can help you with that.", False),
     ("Sure, I can book it. What time?", False),
+    ("I can find a bus journey for a given pair of cities.", False),  # what it can do
 ])
 def test_a_promise_of_an_act_or_a_search_is_a_deed(answer: str, deed: bool) -> None:
     assert promises_a_deed(answer) is deed

@@ -95,8 +95,9 @@ def states_tool_facts(answer: str) -> bool:
 
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _CALENDAR_WORD = re.compile(rf"^(?:{_DAYS}|(?:{_MONTHS})[a-z]*)$", re.IGNORECASE)
-_PROMISE = re.compile(r"^(?:yes|sure|of course|certainly|absolutely|okay|ok)\b[,!]?\s+"
-                      r"i(?: can|'ll| will| am going to)\b[^?]*$", re.IGNORECASE)
+_YES = re.compile(r"^(?:yes|sure|of course|certainly|absolutely|okay|ok)\b", re.IGNORECASE)
+_PROMISE = re.compile(r"^(?:(?:yes|sure|of course|certainly|absolutely|okay|ok)\b[,!]?\s+)?"
+                      r"i(?: can|'ll| will| am going to)\b(?!'t| not)[^?]*$", re.IGNORECASE)
 _SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+|\n)$")
 
 
@@ -116,8 +117,8 @@ def unsaid_specifics(answer: str, said: str) -> list[str]:
 
 
 def promises_action(answer: str) -> bool:
-    """An affirmative that the assistant does it ("Yes, I can call you a cab now."),
-    with no question to go on with."""
+    """An affirmative that the assistant does it ("Yes, I can call you a cab now.", "I
+    can cast music on the television for you."), with no question to go on with."""
     return _PROMISE.search(answer.strip().replace("\u2019", "'")) is not None
 
 
@@ -129,11 +130,13 @@ _DEEDS = (DOING_VERBS | LOOKUP_VERBS) - {"tell", "count", "repeat", "write"}
 
 
 def promises_a_deed(answer: str) -> bool:
-    """Whether `answer` is a promise (see `promises_action`) of an act in the world or a
-    search ("Yes, I can call a cab for you.", "Sure, I'll help you find a doctor."), not of
-    a reply ("Yes, I can hear you."): with no call made, nothing keeps it."""
+    """Whether `answer` says yes to an act in the world or a search ("Yes, I can call a cab
+    for you.", "Sure, I'll help you find a doctor."), not to a reply ("Yes, I can hear
+    you."): with no call made, nothing keeps it. Without the yes ("I can find a bus
+    journey"), it may tell what the assistant can do."""
     found = _PROMISED.search(answer.replace("\u2019", "'"))
-    return (promises_action(answer) and found is not None
+    return (promises_action(answer) and _YES.match(answer.strip()) is not None
+            and found is not None
             and (found.group(1).lower() in _DEEDS or says_searching(found.group(1))))
 
 
