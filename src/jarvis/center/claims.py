@@ -95,8 +95,9 @@ def states_tool_facts(answer: str) -> bool:
 
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _CALENDAR_WORD = re.compile(rf"^(?:{_DAYS}|(?:{_MONTHS})[a-z]*)$", re.IGNORECASE)
-_YES = re.compile(r"^(?:yes|sure|of course|certainly|absolutely|okay|ok)\b", re.IGNORECASE)
-_PROMISE = re.compile(r"^(?:(?:yes|sure|of course|certainly|absolutely|okay|ok)\b[,!]?\s+)?"
+_AFFIRMATIVE = r"(?:yes|sure|of course|certainly|absolutely|okay|ok)\b"
+_YES = re.compile(rf"^{_AFFIRMATIVE}", re.IGNORECASE)
+_PROMISE = re.compile(rf"^(?:{_AFFIRMATIVE}[,!]?\s+)?"
                       r"i(?: can|'ll| will| am going to)\b(?!'t| not)[^?]*$", re.IGNORECASE)
 _SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+|\n)$")
 
