@@ -135,9 +135,9 @@ def promises_a_deed(answer: str) -> bool:
     for you.", "Sure, I'll help you find a doctor."), not to a reply ("Yes, I can hear
     you."): with no call made, nothing keeps it. Without the yes ("I can find a bus
     journey"), it may tell what the assistant can do."""
-    found = _PROMISED.search(answer.replace("\u2019", "'"))
-    return (promises_action(answer) and _YES.match(answer.strip()) is not None
-            and found is not None
+    text = answer.strip().replace("\u2019", "'")
+    found = _PROMISED.search(text)
+    return (_YES.match(text) is not None and promises_action(text) and found is not None
             and (found.group(1).lower() in _DEEDS or says_searching(found.group(1))))
 
 
