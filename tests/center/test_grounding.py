@@ -190,6 +190,9 @@ def test_numbers_counted_in_a_unit_of_time_take_the_lengths_said_in_it() -> None
     assert unit_of_time("duration_seconds", {"type": "integer"}) == 1.0
     assert unit_of_time("length", {"description": "Length of the timer in minutes"}) == 60.0
     assert unit_of_time("count", {"description": "How many"}) is None
+    # Short forms count as the unit, but "min" in a declaration names a minimum.
+    assert unit_of_time("delay_hrs", {"type": "integer"}) == 3600.0
+    assert unit_of_time("min_level", {"description": "The min brightness"}) is None
     assert in_unit(["PT10M", "PT1H30M"], 1.0, whole=True) == ["600", "5400"]
     assert in_unit(["PT90S"], 60.0, whole=True) == []  # not a whole number of minutes
     assert in_unit(["PT90S"], 60.0, whole=False) == ["1.5"]

@@ -38,6 +38,7 @@ from jarvis.center.keywords import (
     words,
 )
 from jarvis.center.sentences import split_sentences
+from jarvis.center.time_units import CLOCK_UNITS, unit_pattern
 
 __all__ = [
     "REFUSAL",
@@ -76,7 +77,7 @@ _PATTERNS = [
     r"[$€£¥]\s*\d|\b\d+(?:\.\d+)?\s*(?:dollars?|euros?|pounds sterling|usd|eur)\b",
     r"\b(?:your|the) (?:balance|account|reservation|booking|order|flight|ride|timer|alarm"
     r"|reminder) (?:is|was|has|will)\b",
-    r"\b(?:minutes?|seconds?|hours?) (?:left|remaining)\b",
+    rf"\b(?:{unit_pattern(CLOCK_UNITS, short=False)}) (?:left|remaining)\b",
     # Results of a search or a purchase, and what a player is doing.
     r"\b(?:here (?:are|is)|i found|i could find|there (?:are|is) \d+|now playing|is playing"
     r"|(?:is|are|has been|was) confirmed|purchased)\b",

@@ -34,6 +34,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from jarvis.center.time_units import CALENDAR_UNITS, CLOCK_UNITS, unit_named, unit_pattern
+
 __all__ = [
     "GET_CURRENT_DATETIME_TOOL",
     "RESOLVE_RELATIVE_DATE_TOOL",
@@ -458,8 +460,8 @@ def _extract_part(text: str, phrase: str) -> tuple[str | None, str]:
     return found[0], " ".join(rest.split())
 
 
-_DAY_UNITS = r"days?|weeks?|months?|years?|fortnights?"
-_TIME_UNITS = r"hours?|hrs?|minutes?|mins?|seconds?|secs?"
+_DAY_UNITS = unit_pattern(CALENDAR_UNITS, short=False)
+_TIME_UNITS = unit_pattern(CLOCK_UNITS)
 _QTY_RE = rf"(?:\d+(?:\.\d+)?|a couple of|a couple|couple of|half an|half a|an|a|{_NUM_WORD_RE})"
 _OFFSET_RE = re.compile(
     rf"^(?:(?P<in>in|within) )?(?:(?P<qty>{_QTY_RE})(?P<half1> and a half)? )?"
@@ -482,8 +484,7 @@ def _offset(text: str, phrase: str) -> tuple[str, float, str | None] | None:
     amount = _number(match.group("qty") or "one")
     if match.group("half1") or match.group("half2"):
         amount += 0.5
-    unit = match.group("unit").rstrip("s")
-    unit = {"hr": "hour", "min": "minute", "sec": "second"}.get(unit, unit)
+    unit = unit_named(match.group("unit")) or match.group("unit")
     if unit == "fortnight":
         unit, amount = "day", amount * 14
     sign = -1.0 if match.group("dir") == "ago" or match.group("before") else 1.0

@@ -37,6 +37,7 @@ from rapidfuzz import fuzz
 from jarvis.center.dates import dates_heard, times_heard
 from jarvis.center.keywords import IRREGULAR_PLURALS, words
 from jarvis.center.spoken_numbers import UNITS
+from jarvis.center.time_units import CLOCK_UNITS, SECONDS, spellings, unit_pattern
 
 __all__ = [
     "FUNCTION_WORDS",
@@ -171,9 +172,9 @@ _ARITHMETIC_WORDS = {"half": (2.0, 0.5), "halve": (2.0, 0.5), "twice": (2.0,),
                      "triple": (3.0,), "quarter": (4.0, 0.25), "percent": (100.0,)}
 
 
-# Unit of time -> seconds ("min" and "hr" as heard in speech recognition output too).
-_TIME_UNITS = {"second": 1, "seconds": 1, "sec": 1, "secs": 1, "minute": 60, "minutes": 60,
-               "min": 60, "mins": 60, "hour": 3600, "hours": 3600, "hr": 3600, "hrs": 3600}
+# A unit a length of time is said in -> seconds ("min" and "hr" as speech recognition
+# writes them too).
+_TIME_UNITS = {form: SECONDS[unit] for form, unit in spellings(CLOCK_UNITS).items()}
 # A misheard unit is this similar ("minuets" ~ "minutes": 86; "house" ~ "hours": 80 is not).
 _SIMILAR_UNIT = 85.0
 _PARTS = {"half": 0.5, "quarter": 0.25}  # "half an hour"
@@ -181,9 +182,12 @@ _FILLERS = {"more", "extra", "whole", "full", "long", "a", "an", "of"}
 _ISO_DURATION = re.compile(
     r"P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?"
     r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?")
+# The parts of an ISO-8601 duration, largest first, in seconds.
+_ISO_SCALE = {"d": SECONDS["day"], "h": SECONDS["hour"], "m": SECONDS["minute"],
+              "s": SECONDS["second"]}
 
 
-def _unit_seconds(word: str) -> int | None:
+def _unit_seconds(word: str) -> float | None:
     if word in _TIME_UNITS:
         return _TIME_UNITS[word]
     for unit, seconds in _TIME_UNITS.items():
@@ -236,10 +240,10 @@ def durations_said(utterance: str) -> list[str]:
     return [_iso_duration(total) for total in totals if total > 0]
 
 
-# Units a number parameter may be counted in, as its name or description says.
-_COUNTED_IN = {"millisecond": 0.001, "milliseconds": 0.001, "ms": 0.001, "second": 1.0,
-               "seconds": 1.0, "secs": 1.0, "minute": 60.0, "minutes": 60.0, "mins": 60.0,
-               "hour": 3600.0, "hours": 3600.0, "day": 86400.0, "days": 86400.0}
+# Units a number parameter may be counted in, as its name or description says; not "min",
+# which names a minimum there ("min_level").
+_COUNTED_IN = {form: SECONDS[unit] for form, unit in spellings(
+    ("millisecond", *CLOCK_UNITS, "day")).items() if form != "min"}
 
 
 def unit_of_time(key: str, schema: dict[str, Any]) -> float | None:
@@ -257,8 +261,7 @@ def in_unit(durations: Iterable[str], seconds_per_unit: float, *, whole: bool) -
         match = _ISO_DURATION.fullmatch(duration)
         if match is None or not any(match.groups()):
             continue
-        scale = {"d": 86400, "h": 3600, "m": 60, "s": 1}
-        seconds = sum(float(match[k]) * n for k, n in scale.items() if match[k])
+        seconds = sum(float(match[k]) * n for k, n in _ISO_SCALE.items() if match[k])
         amount = seconds / seconds_per_unit
         if not whole or float(amount).is_integer():
             out.append(_plain(round(amount, 6)))
@@ -285,13 +288,12 @@ def _duration_said(value: Any, said: str) -> bool:
     match = _ISO_DURATION.fullmatch(value) if isinstance(value, str) else None
     if match is None or not any(match.groups()):
         return True  # not a duration the grammar wrote: validation judges it
-    scale = {"d": 86400, "h": 3600, "m": 60, "s": 1}
-    seconds = sum(float(match[k]) * n for k, n in scale.items() if match[k])
+    seconds = sum(float(match[k]) * n for k, n in _ISO_SCALE.items() if match[k])
     runs = _runs_said(heard)
     if not runs:
         # "a few minutes", "minutes please": the unit alone was said, and must be the
         # value's ("a few hours" is no PT5M).
-        largest = next(n for k, n in scale.items() if match[k])
+        largest = next(n for k, n in _ISO_SCALE.items() if match[k])
         return any(_unit_seconds(w) == largest for w in heard)
     sums = {sum(run[i:j]) for run in runs for i in range(len(run))
             for j in range(i + 1, len(run) + 1)}
@@ -313,7 +315,7 @@ ISO_DAY = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2})(?::\d{2}(?:\.\d+)
 
 
 # "a pound", "an hour": one of a unit (but "a spider" is no 1).
-_ONE_UNIT = re.compile(rf"\b(?:a|an) (?:{UNITS}|(?:second|minute|hour|day|week)s?)\b")
+_ONE_UNIT = re.compile(rf"\b(?:a|an) (?:{UNITS}|{unit_pattern(SECONDS, short=False)})\b")
 
 
 def derived_numbers(said: str) -> set[float]:

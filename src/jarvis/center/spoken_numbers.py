@@ -20,11 +20,13 @@ from collections.abc import Callable
 
 from text_to_num import alpha2digit
 
+from jarvis.center.time_units import CLOCK_UNITS, unit_pattern
+
 # Words heard for a number, and what must stand next to them for it to be that number.
 # Not "to" and "for": as words they are everywhere ("remind me three times to ...").
 _SOUNDS_LIKE = {"too": "two", "fore": "four", "ate": "eight", "won": "one"}
 _HOMOPHONE = r"\b(too|fore|ate|won)\b"
-_BESIDE = r"(?:seconds?|minutes?|hours?|dice|percent|plus|minus|times|divided)\b"
+_BESIDE = rf"(?:{unit_pattern(CLOCK_UNITS, short=False)}|dice|percent|plus|minus|times|divided)\b"
 _BEFORE_UNIT = re.compile(rf"{_HOMOPHONE}(?= {_BESIDE})", re.IGNORECASE)
 _AFTER_OPERATOR = re.compile(rf"\b(plus|minus|times) {_HOMOPHONE}", re.IGNORECASE)
 

@@ -30,6 +30,7 @@ from jarvis.center.grounding import (
 from jarvis.center.keywords import words
 from jarvis.center.llm.embedded.grammar import arguments_schema, tool_name
 from jarvis.center.llm.embedded.prompt import first_clause
+from jarvis.center.time_units import unit_named
 
 
 def unsaid_optional_arguments(
@@ -344,7 +345,6 @@ def _thing_in_other_clause(utterance: str, own: str) -> str | None:
 
 # "an hour" after a value is "per hour" ("kilometres an hour"), unless it says when
 # ("call mom an hour from now").
-_TIME_UNITS = frozenset({"second", "minute", "hour", "day", "week", "month", "year"})
 _SAYS_WHEN = frozenset({"from", "ago", "later", "before", "after", "earlier", "early",
                         "late", "till", "until"})
 
@@ -360,7 +360,7 @@ def _per_phrase(value: list[str], heard: list[str]) -> str | None:
             continue
         if heard[end] == "per":
             return f"per {heard[end + 1]}"
-        if (heard[end] in ("a", "an") and heard[end + 1] in _TIME_UNITS
+        if (heard[end] in ("a", "an") and unit_named(heard[end + 1]) is not None
                 and not set(heard[end + 2:end + 3]) & _SAYS_WHEN):
             return f"per {heard[end + 1]}"
     return None
