@@ -691,6 +691,26 @@ def test_a_prompt_that_nearly_fills_the_context_still_leaves_room_for_the_call(
     assert "plumber" in json.loads(reply.tool_calls[0].arguments)["text"]
 
 
+def test_every_request_of_a_tool_set_shares_one_prompt_prefix_whatever_its_length(
+        backend: EmbeddedBackend) -> None:
+    # A long utterance must not switch the tools to signatures for its own request: the
+    # new prefix would be read again (15-35 s) and the model would see other tool text.
+    tools = with_no_tool([*TOOLS, REMINDER])
+    short = _request("hi").messages
+    long = _request("remind me " + "to water the plants and " * 60 + "to rest").messages
+    shared, _ = backend._on_model_thread(backend._prompt_tokens, short[:1], tools)
+    for room in (300, 900, 1500):  # the context left after the tools as JSON
+        sized = EmbeddedBackend(_model_path(), EmbeddedOptions(n_ctx=len(shared) + room,
+                                                               prompt_cache_dir=None))
+        try:
+            sized._on_model_thread(sized._load)
+            prefixes = [sized._on_model_thread(sized._prompt_tokens, m, tools)[1].tolist()
+                        for m in (short, long)]
+        finally:
+            sized.close()
+        assert prefixes[0] and prefixes[0] == prefixes[1], room
+
+
 RIDE = {"type": "function", "function": {
     "name": "get_ride", "description": "Call a taxi to head to a given destination",
     "parameters": {"type": "object", "properties": {

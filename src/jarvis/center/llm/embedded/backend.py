@@ -94,6 +94,9 @@ _T = TypeVar("_T")
 # Context kept free for the reply when choosing how to write the tools: a call with several
 # values needs ~100 tokens, and a prompt that fills the context leaves the model mid-call.
 _REPLY_ROOM = 256
+# Context kept free after the stable system turn for a turn: the day's dates and clock, a
+# few earlier turns and the utterance.
+_TURN_ROOM = 512
 
 
 def default_threads() -> int:
@@ -496,12 +499,9 @@ class EmbeddedBackend:
         assert self._prompt is not None
         if tools and allow_direct_answer and self.options.no_tool_choice:
             tools = with_no_tool(tools)
-        for tool_format in dict.fromkeys((self.options.tool_format, "signatures")):
-            messages, shown = self._shown(messages_prefix, tools, tool_format)
-            text = self._prompt.render(messages, shown, add_generation_prompt=False)
-            tokens = self._tokenize(text)
-            if len(tokens) + _REPLY_ROOM <= self.options.n_ctx:
-                break  # as `_prompt_tokens` will render the requests
+        messages, shown = self._shown(messages_prefix, tools,
+                                      self._tool_format_for(messages_prefix, tools))
+        tokens = self._tokenize(self._prompt.render(messages, shown, add_generation_prompt=False))
         if len(tokens) + 16 > self.options.n_ctx:
             raise LLMPromptTooLongError(
                 f"the prompt prefix is {len(tokens)} tokens but the embedded model's "
@@ -1058,16 +1058,32 @@ class EmbeddedBackend:
         """The prompt's tokens and those of its stable prefix (empty when none). Tools whose
         schemas would not fit the context are written as signatures, a third of the tokens."""
         assert self._prompt is not None
-        for tool_format in dict.fromkeys((self.options.tool_format, "signatures")):
+        chosen = self._tool_format_for(messages, tools)
+        for tool_format in dict.fromkeys((chosen, "signatures")):
             shown, rendered = self._shown(messages, tools, tool_format)
             full_text = self._prompt.render(shown, rendered, add_generation_prompt=True)
             full = self._tokenize(full_text)
             if len(full) + _REPLY_ROOM <= self.options.n_ctx:
-                break
+                break  # else a long conversation: the tools as signatures leave it room
         prefix_text = self._prompt.system_prefix(shown, rendered)
         if not full_text.startswith(prefix_text):
             prefix_text = ""
         return full, (self._tokenize(prefix_text) if prefix_text else full[:0])
+
+    def _tool_format_for(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> str:
+        """How `tools` are written: the configured format when the stable system turn with
+        them leaves room for a turn and the reply, else signatures. Decided on what every
+        request of the tool set shares, so a longer utterance never changes the prompt's
+        prefix, which would be read again (15-35 s) and kept twice."""
+        assert self._prompt is not None
+        if self.options.tool_format == "signatures" or not tools:
+            return self.options.tool_format
+        stable, shown = self._shown(messages[:1], tools, self.options.tool_format)
+        text = self._prompt.render(stable, shown, add_generation_prompt=False)
+        fits = len(self._tokenize(text)) + _TURN_ROOM + _REPLY_ROOM <= self.options.n_ctx
+        return self.options.tool_format if fits else "signatures"
 
     def _shown(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
