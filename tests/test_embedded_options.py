@@ -12,7 +12,7 @@ from jarvis.center.llm.embedded.options import EmbeddedOptions
 
 def test_defaults_are_the_measured_ones_and_a_change_makes_a_new_object() -> None:
     options = EmbeddedOptions()
-    assert (options.n_ctx, options.prompt_style, options.answer_probe) == (6144, "compact",
+    assert (options.n_ctx, options.prompt_style, options.answer_probe) == (4096, "compact",
                                                                           "auto")
     changed = options.replace(no_tool_bias=2.0)
     assert changed.no_tool_bias == 2.0 and options.no_tool_bias == 1.5

@@ -25,10 +25,7 @@ class EmbeddedOptions:
 
     # --- the model and its context -----------------------------------------------------------
     n_threads: int | None = None  # CPU threads; None: every core the process may use
-    # System prompt + tools + history + reply, in tokens: room for a turn after the built-in
-    # commands and four services' tools as JSON (see `_tool_format_for`); each 1,000
-    # tokens cost ~25 MB with the 0.5B.
-    n_ctx: int = 6144
+    n_ctx: int = 4096  # system prompt + tools + history + reply, in tokens
     n_batch: int = 256  # tokens per forward pass while reading the prompt
     flash_attn: bool = False  # slower on a 2-core CPU
     # llama.cpp's weight repacking; None: off where the CPU lists AMX (see `cpu.py`).
