@@ -26,7 +26,7 @@ from jarvis.center.time_units import CLOCK_UNITS, unit_pattern
 # Not "to" and "for": as words they are everywhere ("remind me three times to ...").
 _SOUNDS_LIKE = {"too": "two", "fore": "four", "ate": "eight", "won": "one"}
 _HOMOPHONE = r"\b(too|fore|ate|won)\b"
-_BESIDE = rf"(?:{unit_pattern(CLOCK_UNITS, short=False)}|dice|percent|plus|minus|times|divided)\b"
+_BESIDE = rf"(?:{unit_pattern(CLOCK_UNITS, short=False)}|percent|plus|minus|times|divided)\b"
 _BEFORE_UNIT = re.compile(rf"{_HOMOPHONE}(?= {_BESIDE})", re.IGNORECASE)
 _AFTER_OPERATOR = re.compile(rf"\b(plus|minus|times) {_HOMOPHONE}", re.IGNORECASE)
 
