@@ -19,7 +19,7 @@ __all__ = ["CALENDAR_UNITS", "CLOCK_UNITS", "SECONDS", "SHORT_FORMS", "UNITS", "
 # on the calendar.
 UNITS = ("millisecond", "second", "minute", "hour", "day", "week", "fortnight", "month",
          "year")
-# Units a clock counts in, as a timer's length is said ("1 hour 30 minutes").
+# Units a clock counts in, as a length of time is said ("1 hour 30 minutes").
 CLOCK_UNITS = ("second", "minute", "hour")
 # Units a day is moved by ("in two weeks", "a month from now").
 CALENDAR_UNITS = ("day", "week", "fortnight", "month", "year")
