@@ -711,6 +711,33 @@ def test_every_request_of_a_tool_set_shares_one_prompt_prefix_whatever_its_lengt
         assert prefixes[0] and prefixes[0] == prefixes[1], room
 
 
+def test_a_tool_sets_system_turn_is_tokenized_once_and_prompts_as_a_whole_would_be(
+        backend: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+    tools = with_no_tool([*TOOLS, REMINDER])
+    read: list[bytes] = []
+    tokenize = backend._llm.tokenize
+
+    def recorded(text: bytes, *args: Any, **kwargs: Any) -> list[int]:
+        read.append(text)
+        return tokenize(text, *args, **kwargs)
+
+    first = _request("what's the weather in Paris").messages
+    backend._on_model_thread(backend._prompt_tokens, first, tools)
+    monkeypatch.setattr(backend._llm, "tokenize", recorded)
+    follow_up = [*first, {"role": "assistant", "content": "Which day?"},
+                 {"role": "user", "content": "tomorrow, and remind me to pack"}]
+    for messages in (_request("set a timer for 5 minutes").messages, follow_up):
+        read.clear()
+        full, prefix = backend._on_model_thread(backend._prompt_tokens, messages, tools)
+        # Only the request's own turns were read; the system turn and tools were kept.
+        assert sum(len(text) for text in read) < 400
+        assert len(prefix) > 300 and full[: len(prefix)].tolist() == prefix.tolist()
+        shown, rendered = backend._shown(messages, tools)
+        assert backend._prompt is not None
+        whole = backend._prompt.render(shown, rendered, add_generation_prompt=True)
+        assert full.tolist() == tokenize(whole.encode(), add_bos=False, special=True)
+
+
 RIDE = {"type": "function", "function": {
     "name": "get_ride", "description": "Call a taxi to head to a given destination",
     "parameters": {"type": "object", "properties": {

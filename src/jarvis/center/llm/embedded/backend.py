@@ -69,6 +69,7 @@ from jarvis.center.llm.embedded.prompt import (
     with_tool_signatures,
 )
 from jarvis.center.llm.embedded.prompt_state_cache import open_cache
+from jarvis.center.llm.embedded.prompt_tokens import PromptTokenizer
 from jarvis.center.llm.model_store import ModelStoreError, resolve_model_path
 from jarvis.center.sentences import split_sentences
 
@@ -321,6 +322,7 @@ class EmbeddedBackend:
         self._vocab: Any = None
         self._prompt: ChatPrompt | None = None
         self._context: PromptContext | None = None  # made at load
+        self._tokens: PromptTokenizer | None = None  # made at load
         self._grammars: OrderedDict[str, GrammarSampler] = OrderedDict()
         self._pieces: dict[int, bytes] = {}
         self._special: dict[str, int] = {}
@@ -404,6 +406,10 @@ class EmbeddedBackend:
                 )
             self._special[text] = ids[0]
         self._tails = self._quote_tails()  # a vocabulary scan: at load, not in a request
+        # Two stable texts per tool set (the tools' format check, the prefix), with and
+        # without `say`.
+        self._tokens = PromptTokenizer(self._tokenize, "<|im_start|>",
+                                       4 * self.options.prefix_cache_size)
         self._probe = self._load_probe(path, llm.n_embd())
         # What a saved state depends on besides its tokens (n_threads does not change it;
         # repacked weights compute slightly different numbers).
@@ -467,6 +473,8 @@ class EmbeddedBackend:
             self._context.clear()
             self._context = None
         self._openings.clear()
+        if self._tokens is not None:
+            self._tokens.clear()
         if self._llm is not None:
             self._llm.close()
             self._llm = None
@@ -501,7 +509,9 @@ class EmbeddedBackend:
             tools = with_no_tool(tools)
         messages, shown = self._shown(messages_prefix, tools,
                                       self._tool_format_for(messages_prefix, tools))
-        tokens = self._tokenize(self._prompt.render(messages, shown, add_generation_prompt=False))
+        assert self._tokens is not None
+        tokens = self._tokens.stable(self._prompt.render(messages, shown,
+                                                         add_generation_prompt=False))
         if len(tokens) + 16 > self.options.n_ctx:
             raise LLMPromptTooLongError(
                 f"the prompt prefix is {len(tokens)} tokens but the embedded model's "
@@ -1057,18 +1067,18 @@ class EmbeddedBackend:
     ) -> tuple[npt.NDArray[np.intc], npt.NDArray[np.intc]]:
         """The prompt's tokens and those of its stable prefix (empty when none). Tools whose
         schemas would not fit the context are written as signatures, a third of the tokens."""
-        assert self._prompt is not None
+        assert self._prompt is not None and self._tokens is not None
         chosen = self._tool_format_for(messages, tools)
         for tool_format in dict.fromkeys((chosen, "signatures")):
             shown, rendered = self._shown(messages, tools, tool_format)
             full_text = self._prompt.render(shown, rendered, add_generation_prompt=True)
-            full = self._tokenize(full_text)
+            prefix_text = self._prompt.system_prefix(shown, rendered)
+            if not full_text.startswith(prefix_text):
+                prefix_text = ""
+            full = self._tokens.prompt(full_text, prefix_text)
             if len(full) + _REPLY_ROOM <= self.options.n_ctx:
                 break  # else a long conversation: the tools as signatures leave it room
-        prefix_text = self._prompt.system_prefix(shown, rendered)
-        if not full_text.startswith(prefix_text):
-            prefix_text = ""
-        return full, (self._tokenize(prefix_text) if prefix_text else full[:0])
+        return full, (self._tokens.stable(prefix_text) if prefix_text else full[:0])
 
     def _tool_format_for(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
@@ -1077,12 +1087,12 @@ class EmbeddedBackend:
         them leaves room for a turn and the reply, else signatures. Decided on what every
         request of the tool set shares, so a longer utterance never changes the prompt's
         prefix, which would be read again (15-35 s) and kept twice."""
-        assert self._prompt is not None
+        assert self._prompt is not None and self._tokens is not None
         if self.options.tool_format == "signatures" or not tools:
             return self.options.tool_format
         stable, shown = self._shown(messages[:1], tools, self.options.tool_format)
         text = self._prompt.render(stable, shown, add_generation_prompt=False)
-        fits = len(self._tokenize(text)) + _TURN_ROOM + _REPLY_ROOM <= self.options.n_ctx
+        fits = len(self._tokens.stable(text)) + _TURN_ROOM + _REPLY_ROOM <= self.options.n_ctx
         return self.options.tool_format if fits else "signatures"
 
     def _shown(
