@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from text_to_num import alpha2digit
 
-from jarvis.center.time_units import CLOCK_UNITS, unit_pattern
+from jarvis.center.time_units import CLOCK_UNITS, SECONDS, unit_named, unit_pattern
 
 # Words heard for a number, and what must stand next to them for it to be that number.
 # Not "to" and "for": as words they are everywhere ("remind me three times to ...").
@@ -67,7 +67,9 @@ UNITS = (r"(?:cup|pound|ounce|teaspoon|tablespoon|liter|litre|gallon|pint|quart|
           r"stick|degree)(?:e?s)?")
 _Replacement = str | Callable[[re.Match[str]], str]
 _PART = {"half": 0.5, "quarter": 0.25}
-_TIME_PARTS = {"hour": ("hours", 60, "minutes"), "minute": ("minutes", 60, "seconds")}
+# A part of an hour or a minute is said in the next smaller unit: "1 hour 30 minutes".
+_SMALLER = {"hour": "minute", "minute": "second"}
+_TIME_UNIT_RE = unit_pattern(_SMALLER, short=False)
 
 
 def _whole(match: re.Match[str]) -> float:
@@ -76,9 +78,10 @@ def _whole(match: re.Match[str]) -> float:
 
 
 def _time_and_part(whole: float, unit: str, part: float) -> str:
-    name = unit.lower().rstrip("s")
-    plural, size, smaller = _TIME_PARTS[name]
-    return f"{whole:g} {name if whole == 1 else plural} {part * size:g} {smaller}"
+    name = unit_named(unit) or unit
+    smaller = _SMALLER[name]
+    count = part * SECONDS[name] / SECONDS[smaller]
+    return f"{whole:g} {name if whole == 1 else name + 's'} {count:g} {smaller}s"
 
 
 def _fraction_rules() -> list[tuple[re.Pattern[str], _Replacement]]:
@@ -87,10 +90,10 @@ def _fraction_rules() -> list[tuple[re.Pattern[str], _Replacement]]:
 
     return [
         # "an hour and a half", "2 minutes and a half"
-        rule(rf"\b{_WHOLE_RE} (?P<unit>hours?|minutes?) and a half\b",
+        rule(rf"\b{_WHOLE_RE} (?P<unit>{_TIME_UNIT_RE}) and a half\b",
              lambda m: _time_and_part(_whole(m), m["unit"], 0.5)),
         # "2 and a half hours", "two and a half minute timer"
-        rule(rf"\b{_WHOLE_RE} and a (?P<part>half|quarter) (?P<unit>hours?|minutes?)\b",
+        rule(rf"\b{_WHOLE_RE} and a (?P<part>half|quarter) (?P<unit>{_TIME_UNIT_RE})\b",
              lambda m: _time_and_part(_whole(m), m["unit"], _PART[m["part"].lower()])),
         rule(r"\b(?:half an|a half|half) hour\b", "30 minutes"),
         rule(r"\b(?:half a|a half|half) minute\b", "30 seconds"),
