@@ -738,6 +738,21 @@ def test_a_tool_sets_system_turn_is_tokenized_once_and_prompts_as_a_whole_would_
         assert full.tolist() == tokenize(whole.encode(), add_bos=False, special=True)
 
 
+def test_a_request_repeating_the_last_prompt_drafts_the_values_the_last_reply_wrote(
+        backend: EmbeddedBackend) -> None:
+    # The center asks again with the same prompt for one tool; the text the model wrote
+    # the first time ("Call plumber ...", not the words as said) is checked in few passes.
+    request = _request("remind me to call the plumber at 5 pm tomorrow",
+                       tools=[*TOOLS, REMINDER], allow_direct_answer=False)
+    first = backend.complete(request)
+    again = backend.complete(request)
+    assert [(c.name, c.arguments) for c in again.tool_calls] == [
+        (c.name, c.arguments) for c in first.tool_calls]
+    assert first.tool_calls[0].name == "reminder"
+    assert again.usage["drafted_tokens"] > first.usage["drafted_tokens"]
+    assert again.usage["forward_passes"] < first.usage["forward_passes"]
+
+
 RIDE = {"type": "function", "function": {
     "name": "get_ride", "description": "Call a taxi to head to a given destination",
     "parameters": {"type": "object", "properties": {

@@ -335,6 +335,8 @@ class EmbeddedBackend:
         self._tails: tuple[frozenset[int], npt.NDArray[np.int32]] = (frozenset(), np.zeros(
             0, dtype=np.int32))
         self._first_gap: float | None = None  # of the last call-or-answer decision (usage)
+        # The last request's prompt and the tokens its reply wrote: see `_draft_source`.
+        self._last_written: tuple[npt.NDArray[np.intc], list[int]] | None = None
 
     @property
     def prompt_style(self) -> str:
@@ -473,6 +475,7 @@ class EmbeddedBackend:
             self._context.clear()
             self._context = None
         self._openings.clear()
+        self._last_written = None
         if self._tokens is not None:
             self._tokens.clear()
         if self._llm is not None:
@@ -576,6 +579,7 @@ class EmbeddedBackend:
             content = _speakable(content, _utterance(request), _not_to_copy(request))
         reply = self._reply(outcome.decoder, turn.full, turn.info, content, outcome.calls,
                             outcome.finish, started, turn.prompt_ms, outcome.passes)
+        self._last_written = (turn.full, list(outcome.decoder.generated))
         self._note_decision(reply, turn, outcome.name_scores)
         return reply
 
@@ -815,7 +819,8 @@ class EmbeddedBackend:
             # Drafted tokens are evaluated ahead of the reply: they need room in the context.
             max_tokens=min(request.max_tokens, options.n_ctx - len(full) - options.max_draft - 1),
             temperature=request.temperature, rng=self._rng,
-            prompt=full, draft_start=len(prefix), max_draft=options.max_draft,
+            prompt=self._draft_source(full), draft_start=len(prefix),
+            max_draft=options.max_draft,
             biases=KeyBiases(
                 optional=options.optional_key_bias, undated=options.undated_key_bias,
                 dated=options.dated_key_bias, choice=options.choice_bias,
@@ -837,6 +842,16 @@ class EmbeddedBackend:
         else:
             decoder.set_prompt_logits(read_last_logits(self._llm))
         return decoder
+
+    def _draft_source(self, full: npt.NDArray[np.intc]) -> npt.NDArray[np.intc]:
+        """Where a reply's drafts are looked up: the prompt, and after it the last reply
+        when the prompt is the same. The center asks again with the same prompt for one
+        tool (a look-up before a question, a call after an answer refused), and the values
+        the model wrote the first time, a day it worked out included, come again."""
+        last = self._last_written
+        if last is None or not np.array_equal(last[0], full):
+            return full
+        return np.concatenate([full, np.asarray(last[1], dtype=full.dtype)])
 
     def _unsaid_required(self, request: LLMRequest) -> Callable[[str, str, Any], bool] | None:
         """For the first request of a conversation, a check of a required value against

@@ -45,8 +45,9 @@ class DecodeSettings:
     max_tokens: int
     temperature: float = 0.0
     rng: np.random.Generator | None = None
-    # Drafts are looked up in `prompt` after `draft_start` (what was said, not the system
-    # prompt), at most `max_draft` tokens long.
+    # Drafts are looked up in `prompt` after `draft_start` (what was said and, when the
+    # request repeats the last prompt, the last reply; not the system prompt), at most
+    # `max_draft` tokens long.
     prompt: npt.NDArray[np.intc] | None = None
     draft_start: int = 0
     max_draft: int = 10
