@@ -846,8 +846,8 @@ class EmbeddedBackend:
     def _draft_source(self, full: npt.NDArray[np.intc]) -> npt.NDArray[np.intc]:
         """Where a reply's drafts are looked up: the prompt, and after it the last reply
         when the prompt is the same. The center asks again with the same prompt for one
-        tool (a look-up before a question, a call after an answer refused), and the values
-        the model wrote the first time, a day it worked out included, come again."""
+        tool (a look-up before a question), and the values the model wrote the first time
+        come again."""
         last = self._last_written
         if last is None or not np.array_equal(last[0], full):
             return full
