@@ -37,6 +37,15 @@ def test_sentences_that_mean_the_same_are_near(relatedness: Relatedness) -> None
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
 
 
+def test_the_encoders_layers_stay_in_the_weights_float32(relatedness: Relatedness) -> None:
+    # A float64 layer makes every later one copy its weights to float64: three times slower.
+    encoder = relatedness.encoder
+    hidden = np.ones((7, encoder.dimension), dtype=np.float32)
+    for layer in range(encoder._layers):
+        hidden = encoder._block(hidden, f"encoder.layer.{layer}.")
+        assert hidden.dtype == np.float32
+
+
 def test_each_request_is_most_related_to_the_tool_it_asks_for(
         relatedness: Relatedness) -> None:
     catalog = build_catalog([PLAY_SONG, FIND_BUS, RESERVE_TABLE], None)

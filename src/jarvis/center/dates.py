@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
+from functools import lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -759,8 +760,13 @@ def common_date_table(timezone: str, now: datetime | None = None) -> dict[str, l
     Weekday names come in the order they next occur (tomorrow first), so that the model
     reads them as a calendar of the coming week.
     """
-    zone = _zone(timezone)
-    reference = _reference(now, zone)
+    reference = _reference(now, _zone(timezone))
+    return {phrase: list(values) for phrase, values in _date_table(timezone, reference).items()}
+
+
+@lru_cache(maxsize=64)
+def _date_table(timezone: str, reference: datetime) -> dict[str, list[str]]:
+    # Cached: one request reads the table for its prompt and for every date it weighs.
     table = {p: resolve_relative_date(p, timezone, reference) for p in _TABLE_PHRASES}
     for ahead in range(1, 8):
         name = _WEEKDAY_NAMES[(reference.weekday() + ahead) % 7]

@@ -244,6 +244,8 @@ class _Turn:
     events: TurnEvents | None = None
     # Text -> tool name -> relatedness by meaning (see center/meaning), once per text.
     related: dict[str, dict[str, float]] = field(default_factory=dict)
+    # The utterance's keywords and choices heard, read once for every LLM request of the turn.
+    hints: dict[str, Any] = field(default_factory=dict)
     trace: dict[str, Any] = field(
         default_factory=lambda: {"llm_calls": [], "retries": [], "server_tools": [],
                                  "tool_calls": [], "tool_results": [], "stages_ms": {}}
@@ -1002,6 +1004,8 @@ class Engine:
         """Routing keywords of each client tool heard in this turn's utterance."""
         if not turn.voice_command:
             return {}
+        if "tools" in turn.hints:
+            return turn.hints["tools"]
         keywords = {name: (spec.command or {}).get("keywords") or []
                     for name, spec in turn.catalog.tools.items()}
         heard = keyword_hints(turn.voice_command, keywords)
@@ -1014,6 +1018,7 @@ class Engine:
                  if not keywords[name]}
         if plain:
             hints |= description_hints(turn.voice_command, description_words(plain))
+        turn.hints["tools"] = hints
         return hints
 
     def _related(self, turn: _Turn, text: str) -> dict[str, float]:
@@ -1034,12 +1039,15 @@ class Engine:
         """Per tool and enum parameter, the values whose declared synonyms were said."""
         if not turn.voice_command:
             return {}
+        if "choices" in turn.hints:
+            return turn.hints["choices"]
         hints: dict[str, dict[str, list[str]]] = {}
         for name, spec in turn.catalog.tools.items():
             for param in spec.params.values():
                 heard = keyword_hints(turn.voice_command, param.synonyms) if param.synonyms else {}
                 if heard:
                     hints.setdefault(name, {})[param.name] = list(heard)
+        turn.hints["choices"] = hints
         return hints
 
     @staticmethod

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 from rapidfuzz import fuzz
 
@@ -35,7 +36,9 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower().replace("\u2019", "'"))
 
 
+@lru_cache(maxsize=1 << 16)
 def _word_matches(heard: str, keyword: str) -> bool:
+    # Cached: every request weighs the same declared words against common words again.
     if any(heard == keyword + ending for ending in _ENDINGS):
         return True
     if IRREGULAR_PLURALS.get(heard, heard) == IRREGULAR_PLURALS.get(keyword, keyword):
@@ -48,6 +51,11 @@ def _word_matches(heard: str, keyword: str) -> bool:
     return fuzz.ratio(heard, keyword, score_cutoff=_FUZZY_MIN_RATIO) >= _FUZZY_MIN_RATIO
 
 
+@lru_cache(maxsize=1 << 14)
+def _keyword_words(keyword: str) -> tuple[str, ...]:
+    return tuple(words(keyword))
+
+
 # Said between the two words of a phrasal verb: "tick that off" is "tick off".
 _OBJECT_PRONOUNS = frozenset({"it", "that", "this", "them", "those", "these"})
 
@@ -55,7 +63,7 @@ _OBJECT_PRONOUNS = frozenset({"it", "that", "this", "them", "those", "these"})
 def keyword_heard(heard: list[str], keyword: str) -> bool:
     """Whether the words `heard` contain `keyword` (one word or a phrase of several; an
     object pronoun may split a two-word phrase: "turn it off" says "turn off")."""
-    wanted = words(keyword)
+    wanted = list(_keyword_words(keyword))
     if not wanted:
         return False
     if len(wanted) == 1 and len(wanted[0]) <= 2:

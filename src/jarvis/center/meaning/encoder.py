@@ -2,14 +2,15 @@
 
 The model is a 6-layer BERT (22M parameters) trained to place sentences that mean the
 same thing near each other; its vectors say how related a request is to a tool's own
-description without the two sharing a word. A request of 20 tokens takes about 50 ms on
-one core with plain numpy, so no inference library is needed: the tokenizer is Hugging
-Face `tokenizers`, the weights a safetensors file read into numpy, and the forward pass
-the standard BERT encoder with mean pooling.
+description without the two sharing a word. A request of 30 tokens takes about 13 ms on
+two cores with plain numpy, in float32 throughout, so no inference library is needed: the
+tokenizer is Hugging Face `tokenizers`, the weights a safetensors file read into numpy,
+and the forward pass the standard BERT encoder with mean pooling.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,7 +44,9 @@ def _erf(x: Vector) -> Vector:
 
 
 def _gelu(x: Vector) -> Vector:
-    return 0.5 * x * (1.0 + _erf(x / np.sqrt(2.0)))
+    # Python floats keep the float32 weights' type; a numpy float64 would widen every
+    # later layer to float64 and copy each weight matrix to match, three times slower.
+    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
 
 
 class SentenceEncoder:
@@ -93,7 +96,7 @@ class SentenceEncoder:
         head = d // _HEADS
         q, k, v = (self._dense(x, f"{p}attention.self.{m}").reshape(n, _HEADS, head)
                    .transpose(1, 0, 2) for m in ("query", "key", "value"))
-        scores = q @ k.transpose(0, 2, 1) / np.sqrt(head)
+        scores = q @ k.transpose(0, 2, 1) / math.sqrt(head)
         scores = np.exp(scores - scores.max(-1, keepdims=True))
         attention = scores / scores.sum(-1, keepdims=True)
         context = (attention @ v).transpose(1, 0, 2).reshape(n, d)
