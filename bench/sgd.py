@@ -49,7 +49,7 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -240,9 +240,9 @@ def plan_requests(nodes: list[Node], cases: dict[str, list[Case]],
 # --- the center -------------------------------------------------------------------------------
 @contextmanager
 def center(model_path: str, options: dict[str, Any]
-           ) -> Iterator[tuple[str, str, Callable[[], float | None]]]:
-    """The center in a child process (bench/accuracy.py --serve): its URL, a node key and
-    a function that reads its peak RSS in MB."""
+           ) -> Iterator[tuple[str, str, Callable[[], float | None], Path]]:
+    """The center in a child process (bench/accuracy.py --serve): its URL, a node key, a
+    function that reads its peak RSS in MB and the folder of its database."""
     data_dir = tempfile.mkdtemp(prefix="jarvis-sgd-")
     env = {**os.environ, "JARVIS_FAKE_NOW": REFERENCE, "JARVIS_LOG_LEVEL": "warning",
            "JARVIS_BENCH_BACKEND_ARGS": json.dumps(options)}
@@ -253,7 +253,7 @@ def center(model_path: str, options: dict[str, Any]
         url, key = child.stdout.readline().strip(), child.stdout.readline().strip()
         if not url or not key:
             raise SystemExit("the center did not start")
-        yield url, key, lambda: peak_rss_mb(child.pid)
+        yield url, key, lambda: peak_rss_mb(child.pid), Path(data_dir)
     finally:
         child.stdin.close()
         try:
@@ -298,6 +298,17 @@ def ask(client: Any, node: Node, utterance: str, context: Any) -> tuple[dict[str
         return {"stop_reason": "transport_error", "tool": None, "arguments": {},
                 "parameter": None, "answer": str(exc)}, time.perf_counter() - started
     return outcome(response), time.perf_counter() - started
+
+
+def own_work_ms(data_dir: Path) -> list[float]:
+    """Per request, the center's own milliseconds: the request's time less its LLM
+    requests' (relatedness, hints, prompt, checks and storage), from its turn traces."""
+    import sqlite3
+
+    with closing(sqlite3.connect(data_dir / "center.db")) as db:
+        found = db.execute("SELECT duration_ms, trace FROM center_turns").fetchall()
+    return [duration - json.loads(trace).get("stages_ms", {}).get("llm", 0.0)
+            for duration, trace in found]
 
 
 # --- scoring ----------------------------------------------------------------------------------
@@ -476,6 +487,10 @@ def print_report(summary: dict[str, Any]) -> None:
     print(f"latency (right tool: calls and questions): p50 {_s(o['p50_s'])} s, "
           f"p95 {_s(o['p95_s'])} s; center peak RSS {summary['center_peak_rss_mb'] or 0:.0f} MB;"
           f" cold prefixes {summary['cold_s']:.1f} s")
+    own = summary.get("center_own_ms") or {}
+    if own.get("p50") is not None:
+        print(f"the center's own work per request (all but the LLM): p50 {own['p50']:.0f} ms, "
+              f"p95 {own['p95']:.0f} ms")
     if summary["errors"]:
         print(f"answered with an error (e.g. the model timed out): {summary['errors']} "
               "(wrong for a request, no false fire for a negative)")
@@ -587,15 +602,17 @@ def main() -> None:
         return
     model_path = model_file(args.model, args.model_path)
     print(f"{len(requests)} requests on {len(nodes)} nodes", file=sys.stderr, flush=True)
-    with center(model_path, backend_args(args.backend_arg)) as (url, key, rss):
+    with center(model_path, backend_args(args.backend_arg)) as (url, key, rss, data_dir):
         rows, cold = run_requests(url, key, nodes, requests, schemas(tools))
         peak = rss()
+    own = own_work_ms(data_dir)
     config = {"split": args.split, "model": args.model, "model_path": model_path,
               "seed": args.seed, "per_service": args.per_service, "negatives": args.negatives,
               "small_talk_per_node": args.small_talk,
               "services_per_node": args.services_per_node, "limit": args.limit,
               "backend_args": backend_args(args.backend_arg)}
     summary = summarize(rows, nodes, config, peak, cold)
+    summary["center_own_ms"] = {"p50": pct(own, 0.5), "p95": pct(own, 0.95)}
     print_report(summary)
     readable = args.split not in MEASURE_ONLY
     if readable:
