@@ -42,6 +42,7 @@ import argparse
 import json
 import os
 import random
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -303,8 +304,6 @@ def ask(client: Any, node: Node, utterance: str, context: Any) -> tuple[dict[str
 def own_work_ms(data_dir: Path) -> list[float]:
     """Per request, the center's own milliseconds: the request's time less its LLM
     requests' (relatedness, hints, prompt, checks and storage), from its turn traces."""
-    import sqlite3
-
     with closing(sqlite3.connect(data_dir / "center.db")) as db:
         found = db.execute("SELECT duration_ms, trace FROM center_turns").fetchall()
     return [duration - json.loads(trace).get("stages_ms", {}).get("llm", 0.0)
