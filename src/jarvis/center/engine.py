@@ -244,8 +244,9 @@ class _Turn:
     events: TurnEvents | None = None
     # Text -> tool name -> relatedness by meaning (see center/meaning), once per text.
     related: dict[str, dict[str, float]] = field(default_factory=dict)
-    # The utterance's keywords and choices heard, read once for every LLM request of the turn.
-    hints: dict[str, Any] = field(default_factory=dict)
+    # The utterance's keyword and choice hints, read once for every LLM request of the turn.
+    tool_hints: dict[str, float] | None = None
+    choice_hints: dict[str, dict[str, list[str]]] | None = None
     trace: dict[str, Any] = field(
         default_factory=lambda: {"llm_calls": [], "retries": [], "server_tools": [],
                                  "tool_calls": [], "tool_results": [], "stages_ms": {}}
@@ -1004,8 +1005,8 @@ class Engine:
         """Routing keywords of each client tool heard in this turn's utterance."""
         if not turn.voice_command:
             return {}
-        if "tools" in turn.hints:
-            return turn.hints["tools"]
+        if turn.tool_hints is not None:
+            return turn.tool_hints
         keywords = {name: (spec.command or {}).get("keywords") or []
                     for name, spec in turn.catalog.tools.items()}
         heard = keyword_hints(turn.voice_command, keywords)
@@ -1018,7 +1019,7 @@ class Engine:
                  if not keywords[name]}
         if plain:
             hints |= description_hints(turn.voice_command, description_words(plain))
-        turn.hints["tools"] = hints
+        turn.tool_hints = hints
         return hints
 
     def _related(self, turn: _Turn, text: str) -> dict[str, float]:
@@ -1039,15 +1040,15 @@ class Engine:
         """Per tool and enum parameter, the values whose declared synonyms were said."""
         if not turn.voice_command:
             return {}
-        if "choices" in turn.hints:
-            return turn.hints["choices"]
+        if turn.choice_hints is not None:
+            return turn.choice_hints
         hints: dict[str, dict[str, list[str]]] = {}
         for name, spec in turn.catalog.tools.items():
             for param in spec.params.values():
                 heard = keyword_hints(turn.voice_command, param.synonyms) if param.synonyms else {}
                 if heard:
                     hints.setdefault(name, {})[param.name] = list(heard)
-        turn.hints["choices"] = hints
+        turn.choice_hints = hints
         return hints
 
     @staticmethod
