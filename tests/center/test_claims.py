@@ -289,6 +289,11 @@ def test_an_answer_that_writes_out_a_tools_declaration_echoes_it() -> None:
         "how well they are made.", TOOL_TEXTS)
     assert not echoes_a_declaration("I can find movies by genre and optionally director.",
                                     TOOL_TEXTS)
+    # The request said back in its own first words, the description after it, is a copy.
+    assert echoes_a_declaration("I want to find movies by genre and optionally director.",
+                                TOOL_TEXTS, "I want to find a movie tonight")
+    assert not echoes_a_declaration("I can find movies by genre and optionally director.",
+                                    TOOL_TEXTS, "I want to find a movie tonight")
 
 
 def test_a_call_written_as_text_is_told_from_an_answer() -> None:
@@ -299,6 +304,16 @@ def test_a_call_written_as_text_is_told_from_an_answer() -> None:
     # Names that are words stay words.
     assert not writes_a_call("Weather is hard to predict; music helps.", names)
     assert not writes_a_call("Pack sunscreen, a hat and a towel.", names)
+
+
+def test_a_tools_name_before_its_parameter_and_a_colon_is_a_call_written_out() -> None:
+    keys = {"find_movies": ["location", "genre"], "get_weather": ["city"]}
+    assert writes_a_call("Find movies location: Paris", keys, keys)
+    assert writes_a_call("find movies, genre : comedy", keys, keys)
+    # A parameter's name in a sentence of its own, or another tool's, writes no call.
+    assert not writes_a_call("I can find movies. Location: Paris", keys, keys)
+    assert not writes_a_call("Find movies city: Paris", keys, keys)
+    assert not writes_a_call("The location: Paris, France.", keys, keys)
 
 
 def test_an_answer_that_restates_an_example_request_is_no_answer() -> None:

@@ -213,3 +213,15 @@ def test_what_is_searched_for_may_be_said_in_the_bookings_words(
     # Its verb of trading said, the purchase stands.
     assert search("find and buy me bus tickets to Fresno") is None
     assert search("I want to book bus tickets") is None
+
+
+def test_a_search_asked_for_stays_a_search(relatedness: Relatedness) -> None:
+    events = function_tool("find_events", {"city": TEXT, "kind": TEXT}, ["city", "kind"],
+                           "Find events in a given city")
+    diary = function_tool("get_events", {"day": TEXT}, ["day"],
+                          "Get list of all calendar events for the user on a given day")
+    catalog = build_catalog([events, diary], None)
+    for said in ["I'd like to look for some events.", "Search for events please"]:
+        found = lookup_instead(catalog.tools["find_events"], {}, catalog, said,
+                               relatedness.scores(said, catalog))
+        assert found is None, said  # the calendar needs fewer values, but reads, not searches

@@ -192,6 +192,8 @@ def test_words_in_place_of_a_call_the_request_means_are_asked_again_as_a_call(
 @pytest.mark.parametrize(("request_words", "answer"), [
     ("I need a bus please", "Sure! Which city are you leaving from?"),  # a question back
     ("Can you help me find a bus?", "Find a bus journey for a given pair of cities"),
+    ("Can you help me find a bus from Fresno?", "Find bus from city: Fresno"),  # a call
+    ("I need a bus please", "I need a bus journey for a given pair of cities."),  # said back
 ])
 def test_a_question_back_or_a_declaration_written_out_is_asked_again_as_a_call(
         tmp_path: Path, relatedness: Relatedness, request_words: str, answer: str) -> None:

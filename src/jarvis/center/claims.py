@@ -25,7 +25,7 @@ director") is no answer at all, nor is a call written out as text
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from rapidfuzz import fuzz
 
@@ -208,18 +208,24 @@ def declines(answer: str) -> bool:
 # of them must be telling words (not "the", "for", "get").
 _ECHO_RUN = 4
 _ECHO_TELLING = 2
+# How many first words of the request an answer says back when it opens with them.
+_SAID_BACK = 3
 
 
-def echoes_a_declaration(answer: str, declarations: Iterable[tuple[str, str]]) -> bool:
+def echoes_a_declaration(answer: str, declarations: Iterable[tuple[str, str]],
+                         request: str = "") -> bool:
     """Whether `answer` writes out a tool's declaration (`declarations`: name and
     description) instead of answering: nothing but the words of a tool's name ("Find
     restaurant" for `find_restaurants`), or four words in a row of a description, two of
     them telling, in an answer half made of that declaration's words ("movies get rated
     based on their genre and optionally director" after "Find movies by genre and
     optionally director"). A small model that cannot place a request copies the text it
-    was given; the assistant telling what it can do ("I can ...") does not."""
+    was given; the assistant telling what it can do ("I can ...") does not, but the
+    user's `request` said back in its own first words ("I need to book a taxi to head to
+    a given destination" after "I need to book a taxi please") is no telling."""
     said = words(answer)
-    if not said or said[0] in ("i", "i'm", "i'll", "i've"):
+    if not said or (said[0] in ("i", "i'm", "i'll", "i've")
+                    and said[:_SAID_BACK] != words(request)[:_SAID_BACK]):
         return False
     runs = {" ".join(said[i:i + _ECHO_RUN]) for i in range(len(said) - _ECHO_RUN + 1)}
     for name, description in declarations:
@@ -258,14 +264,27 @@ _ARGUMENTS = re.compile(r"\{\s*[\"'}]")
 _CAMEL = re.compile(r"[a-z][A-Z]")
 
 
-def writes_a_call(answer: str, names: Iterable[str]) -> bool:
-    """Whether `answer` is a call written as text: JSON arguments, or the name of one of
-    the tools `names` that no speaker would say ("shopping_list", "playMedia")."""
+def writes_a_call(answer: str, names: Iterable[str],
+                  keys: Mapping[str, Iterable[str]] | None = None) -> bool:
+    """Whether `answer` is a call written as text: JSON arguments, the name of one of the
+    tools `names` that no speaker would say ("shopping_list", "playMedia"), or a tool's
+    name in words before one of its parameters (`keys`: tool -> parameter names) and a
+    colon ("Find movies location: Paris")."""
     if _ARGUMENTS.search(answer):
         return True
     spoken = set(re.findall(r"[A-Za-z_]+", answer))
-    return any(name in spoken and ("_" in name or _CAMEL.search(name) is not None)
-               for name in names)
+    if any(name in spoken and ("_" in name or _CAMEL.search(name) is not None)
+           for name in names):
+        return True
+    return any(re.search(_words_pattern(name) + r"[\s,:-]+" + _words_pattern(key) + r"\s*:",
+                         answer, re.IGNORECASE)
+               for name, own in (keys or {}).items() for key in own)
+
+
+def _words_pattern(name: str) -> str:
+    """A pattern of `name`'s words ("find_movies", "findMovies") written apart or joined."""
+    parts = re.findall(r"[A-Za-z][a-z]*|\d+", name)
+    return r"\b" + r"[\s_-]*".join(map(re.escape, parts)) + r"\b"
 
 
 def _copies_a_run(declared: list[str], runs: set[str]) -> bool:

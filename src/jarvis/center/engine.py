@@ -1346,8 +1346,10 @@ def _echoes(turn: _Turn, text: str) -> bool:
     """Whether an answer writes out the declaration of a tool of the turn, a call of one,
     or a request its examples or description quote (see claims.py)."""
     tools = turn.catalog.tools
-    return writes_a_call(text, tools) or echoes_a_declaration(
-        text, [(spec.name, spec.description) for spec in tools.values()]
+    keys = {name: list(spec.params) for name, spec in tools.items()}
+    return writes_a_call(text, tools, keys) or echoes_a_declaration(
+        text, [(spec.name, spec.description) for spec in tools.values()],
+        turn.voice_command or "",
     ) or restates_an_example(text, _example_requests(turn), turn.voice_command or "")
 
 

@@ -26,7 +26,9 @@ player's `play`): a tool whose name or description says it searches is tried ins
 tool that does not say so, on the same conditions but the number of values (a search may
 need none), and but the first tool's own words: what is searched for may be said in them
 ("find bus tickets" beside `buy_bus_ticket`); only its own verb of doing keeps it ("find
-a song and play it").
+a song and play it"). And a search that a verb of searching asked for stays a search:
+"I want to look for events", written as `find_events`, is no read of a calendar's
+`get_events`, though it needs fewer values.
 
 Only what the tools' authors wrote decides: their names, descriptions and parameters.
 """
@@ -64,8 +66,11 @@ def lookup_instead(
     relatedness of the request by meaning (empty when it is not known: nothing is tried).
     """
     needed = len(_required(chosen))
+    # A search a verb of searching asked for stays a search ("look for events" is no
+    # read of the calendar's events).
+    searching = _searches(chosen) and says_searching(said)
     found = [spec for spec in _stand_ins(chosen, arguments, catalog, said, related)
-             if 0 < len(_required(spec)) < needed]
+             if 0 < len(_required(spec)) < needed and (_searches(spec) or not searching)]
     return min(found, key=lambda s: (len(_required(s)), -related[s.name]), default=None)
 
 
