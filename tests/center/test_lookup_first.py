@@ -13,7 +13,7 @@ from center_helpers import function_tool, scripted_turn
 
 from jarvis.center.llm.base import LLMTimeoutError
 from jarvis.center.llm.scripted import ScriptedBackend, tool_calls
-from jarvis.center.lookup_first import lookup_instead, search_instead
+from jarvis.center.lookup_first import lookup_instead, search_instead, trade_instead
 from jarvis.center.meaning import Relatedness
 from jarvis.center.toolspec import build_catalog
 
@@ -225,3 +225,79 @@ def test_a_search_asked_for_stays_a_search(relatedness: Relatedness) -> None:
         found = lookup_instead(catalog.tools["find_events"], {}, catalog, said,
                                relatedness.scores(said, catalog))
         assert found is None, said  # the calendar needs fewer values, but reads, not searches
+
+
+FIND_CAMPSITE = function_tool(
+    "find_campsite", {"park": TEXT, "site_type": TEXT}, ["park"],
+    "Find a campsite in a national park")
+RESERVE_CAMPSITE = function_tool(
+    "reserve_campsite",
+    {"campsite_name": TEXT, "park": TEXT, "arrival_date": TEXT, "nights": TEXT},
+    ["campsite_name", "park", "arrival_date", "nights"],
+    "Reserve a selected campsite for given dates")
+
+
+def test_a_request_to_book_calls_the_tool_that_books(relatedness: Relatedness) -> None:
+    catalog = build_catalog([FIND_CAMPSITE, RESERVE_CAMPSITE, FIND_BUS], None)
+
+    def trade(said: str, chosen: str = "find_campsite") -> str | None:
+        found = trade_instead(catalog.tools[chosen], {}, catalog, said,
+                              relatedness.scores(said, catalog))
+        return found.name if found else None
+
+    assert trade("I want to book a campsite in Yosemite") == "reserve_campsite"
+    assert trade("I'd like to make a campsite reservation") == "reserve_campsite"
+    # A verb of searching said, or none of trading, the search stands.
+    assert trade("Can you find me a campsite to book?") is None
+    assert trade("I need a campsite in Yosemite") is None
+    # Nothing that books a bus: the search stands.
+    assert trade("I want to book a bus", "find_bus") is None
+
+
+def test_the_center_books_instead_of_searching(tmp_path: Path,
+                                              relatedness: Relatedness) -> None:
+    response, backend = _turn(
+        tmp_path, relatedness, "I want to book a campsite in Yosemite",
+        tool_calls(("find_campsite", {"park": "Yosemite"})),
+        tool_calls(("reserve_campsite", {})), tools=[FIND_CAMPSITE, RESERVE_CAMPSITE])
+    assert response.stop_reason == "validation_required"
+    assert response.validation_request.tool_name == "reserve_campsite"
+    assert response.validation_request.parameter_name == "campsite_name"
+    assert [r.only_tool for r in backend.requests] == [None, "reserve_campsite"]
+    # A value only the search takes keeps it: the kind of site is searched for.
+    (tmp_path / "kind").mkdir()
+    response, backend = _turn(
+        tmp_path / "kind", relatedness, "I want to book a tent campsite in Yosemite",
+        tool_calls(("find_campsite", {"park": "Yosemite", "site_type": "tent"})),
+        tools=[FIND_CAMPSITE, RESERVE_CAMPSITE])
+    assert [c.function.name for c in response.tool_calls] == ["find_campsite"]
+    assert len(backend.requests) == 1
+
+
+def _flight_tool(name: str, description: str, *extra: str) -> dict[str, Any]:
+    keys = ["origin_city", "destination_city", *extra, "departure_date"]
+    return function_tool(name, dict.fromkeys(keys, TEXT), keys, description)
+
+
+FLIGHTS = [
+    _flight_tool("search_oneway_flight", "Search for one-way flights to a destination"),
+    _flight_tool("search_roundtrip_flights", "Search for round-trip flights to a destination",
+                 "return_date"),
+    _flight_tool("reserve_oneway_flight", "Reserve a one-way flight", "airlines"),
+    _flight_tool("reserve_roundtrip_flights", "Reserve a round-trip flight", "airlines",
+                 "return_date"),
+]
+
+
+def test_a_look_up_nothing_said_names_leaves_the_first_question(
+        tmp_path: Path, relatedness: Relatedness) -> None:
+    # The one-way booking needs fewer values, but is the farthest of the four in meaning.
+    said = "Get me tickets for a flight with Delta, leaving at 9:15"
+    response, backend = _turn(
+        tmp_path, relatedness, said,
+        tool_calls(("reserve_roundtrip_flights", {"airlines": "Delta"})),
+        tool_calls(("reserve_oneway_flight", {"airlines": "Delta"})), tools=FLIGHTS)
+    assert [r.only_tool for r in backend.requests] == [None, "reserve_oneway_flight"]
+    assert response.stop_reason == "validation_required"
+    assert response.validation_request.tool_name == "reserve_roundtrip_flights"
+    assert response.validation_request.parameter_name == "origin_city"

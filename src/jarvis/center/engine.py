@@ -88,7 +88,7 @@ from jarvis.center.llm.base import (
     complete_streaming,
 )
 from jarvis.center.local_turns import local_turn_messages
-from jarvis.center.lookup_first import lookup_instead, search_instead
+from jarvis.center.lookup_first import lookup_instead, search_instead, trade_instead
 from jarvis.center.meaning import Relatedness
 from jarvis.center.prompt import (
     compact_dates_message,
@@ -866,7 +866,8 @@ class Engine:
         if turn.history or spec is None or arguments is None:
             return None
         said, related = turn.voice_command, self._related(turn, turn.voice_command)
-        other = search_instead(spec, arguments, turn.catalog, said, related)
+        other = (search_instead(spec, arguments, turn.catalog, said, related)
+                 or trade_instead(spec, arguments, turn.catalog, said, related))
         if other is None and asking:
             other = lookup_instead(spec, arguments, turn.catalog, said, related)
         if other is None:
@@ -876,9 +877,13 @@ class Engine:
             reply = self._call_llm(turn, only_tool=other.name)
         except _LLMFailed:  # the question about the first tool stands
             return None
-        if reply.tool_calls and all(c.name == other.name for c in reply.tool_calls):
-            return reply
-        return None
+        if not reply.tool_calls or any(c.name != other.name for c in reply.tool_calls):
+            return None
+        if not all(self._call_named(turn, c) for c in reply.tool_calls):
+            # Nothing said names the look-up: the question about the first tool stands.
+            turn.trace["lookup_first"]["unnamed"] = True
+            return None
+        return reply
 
     @staticmethod
     def _not_asked_for(turn: _Turn, calls: list[LLMToolCall]) -> str | None:
@@ -1253,16 +1258,17 @@ class Engine:
         """The calls of tools the user named; a call of a tool nothing said names is a
         look-alike the model reached for, no request of the user's. Values left in a call
         were said (see `_first_unsaid`)."""
-        zone, said = _zone(turn), _user_words(turn)
-        named = []
-        for call in calls:
-            arguments = json.loads(call.arguments or "{}")
-            heard = values_heard(arguments, turn.catalog.tools[call.name], said)
-            if self._named(turn, call.name, arguments, distinct_values(heard, zone, turn.now)):
-                named.append(call)
+        named = [call for call in calls if self._call_named(turn, call)]
         if len(named) < len(calls):
             turn.trace["unevoked_calls"] = [c.name for c in calls if c not in named]
         return named
+
+    def _call_named(self, turn: _Turn, call: LLMToolCall) -> bool:
+        """Whether the user named the tool of `call`, by words, meaning or its values."""
+        arguments = json.loads(call.arguments or "{}")
+        heard = values_heard(arguments, turn.catalog.tools[call.name], _user_words(turn))
+        return self._named(turn, call.name, arguments,
+                           distinct_values(heard, _zone(turn), turn.now))
 
     def _run_server_tools(self, turn: _Turn, calls: list[LLMToolCall]) -> None:
         since = time.perf_counter()

@@ -30,6 +30,13 @@ a song and play it"). And a search that a verb of searching asked for stays a se
 "I want to look for events", written as `find_events`, is no read of a calendar's
 `get_events`, though it needs fewer values.
 
+The other way round, a request that says a verb of trading ("book", "reserve", "buy",
+"purchase", "a reservation") and none of searching is a commitment: "I'd like to book 3
+hotel rooms", written as the search `search_hotel`, goes to a tool of the same kind that
+says it trades (`reserve_hotel`: "Reserve a selected hotel"), on the same conditions as a
+search instead of a player, and unless the call holds a value the booking takes under no
+name ("book a 3 star hotel" is searched for first).
+
 Only what the tools' authors wrote decides: their names, descriptions and parameters.
 """
 
@@ -89,6 +96,33 @@ def search_instead(
     return max(found, key=lambda s: related[s.name], default=None)
 
 
+def trade_instead(
+    chosen: ToolSpec, arguments: Mapping[str, Any], catalog: ToolCatalog, said: str,
+    related: Mapping[str, float],
+) -> ToolSpec | None:
+    """The tool that trades (books, reserves, buys) to call in place of `chosen`, a
+    search, for a request that says a verb of trading and none of searching (None: keep
+    `chosen`)."""
+    if says_searching(said) or not _trading(words(said)) or not _searches(chosen) \
+            or _trades(chosen):
+        return None
+    found = [spec for spec in _stand_ins(chosen, arguments, catalog, said, related,
+                                         own_nouns=False)
+             if _trades(spec) and not _searches(spec)
+             and not _holds_what_it_lacks(chosen, spec, arguments)]
+    return max(found, key=lambda s: related[s.name], default=None)
+
+
+def _holds_what_it_lacks(chosen: ToolSpec, other: ToolSpec, arguments: Mapping[str, Any]
+                         ) -> bool:
+    """Whether the call holds a value, required or not, that `other` takes under no name
+    ("a 3 star hotel" is searched for: the booking has no star rating)."""
+    theirs = set(other.parameters.get("properties") or {})
+    own = list(_declared(chosen))
+    return any(_names_something(value, own) for key, value in arguments.items()
+               if key not in theirs and not _takes_it_as(other, chosen, key))
+
+
 def _stand_ins(
     chosen: ToolSpec, arguments: Mapping[str, Any], catalog: ToolCatalog, said: str,
     related: Mapping[str, float], own_nouns: bool = True,
@@ -113,6 +147,16 @@ def _stand_ins(
 def _searches(spec: ToolSpec) -> bool:
     """Whether a tool's name or description says it searches ("lookup_song")."""
     return says_searching(f"{spec.name} {spec.description}")
+
+
+def _trades(spec: ToolSpec) -> bool:
+    """Whether a tool's name or description says it books, reserves or buys."""
+    return _trading(words(f"{spec.name} {spec.description}".replace("_", " ")))
+
+
+def _trading(heard: Iterable[str]) -> bool:
+    """Whether one of the words `heard` is a verb of trading ("reservation" is one)."""
+    return any(_alike(word, verb) for word in heard for verb in TRADING_VERBS)
 
 
 def _required(spec: ToolSpec) -> list[str]:
