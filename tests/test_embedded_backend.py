@@ -139,6 +139,8 @@ def test_no_answer_to_speak_becomes_cant_help() -> None:
     said = "call my sister"
     assert _speakable("call my sister", said) == CANNOT_HELP  # the request said back
     assert _speakable("Book me a flight to Rome.", "book me a flight to rome") == CANNOT_HELP
+    assert _speakable("I'm hungry, I would like to eat.", "Im hungry I would like to eat"
+                      ) == CANNOT_HELP  # with or without its apostrophe
     assert _speakable("1", "how many legs does a spider have") == CANNOT_HELP  # a bare number
     context = "Today is Wednesday 2026-01-14 (timezone America/New_York)."
     assert _speakable(context, "um", [context]) == CANNOT_HELP

@@ -163,10 +163,10 @@ def _speakable(answer: str, said: str | None = None, prompt: Sequence[str] = ())
         return CANNOT_HELP
     if _IDENTIFIER.search(answer):  # a tool's name ("tell_joke") is nothing to say aloud
         return CANNOT_HELP
-    spoken = words(answer)
+    spoken = _unapostrophed(answer)
     # Short replies in the user's words ("Good night!") stay, unless the user asked for
     # something other than words said back ("I need to find a doctor" -> "doctor").
-    if said is not None and set(spoken) <= set(words(said)) and (
+    if said is not None and set(spoken) <= set(_unapostrophed(said)) and (
             len(spoken) >= 3 or (asks_for_something(said) and not _SAY_BACK.search(said))):
         return CANNOT_HELP
     # Sentence by sentence: "Today is Wednesday ... The weather was lovely." keeps the second.
@@ -176,6 +176,11 @@ def _speakable(answer: str, said: str | None = None, prompt: Sequence[str] = ())
     if not kept:
         return CANNOT_HELP
     return " ".join(kept)
+
+
+def _unapostrophed(text: str) -> list[str]:
+    """The words of `text`, "I'm" and "Im" alike: people type either."""
+    return words(text.replace("'", "").replace("\u2019", ""))
 
 
 def _copied(spoken: list[str], pieces: list[str]) -> bool:
