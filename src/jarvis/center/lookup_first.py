@@ -103,24 +103,15 @@ def trade_instead(
     """The tool that trades (books, reserves, buys) to call in place of `chosen`, a
     search, for a request that says a verb of trading and none of searching (None: keep
     `chosen`)."""
-    if says_searching(said) or not _trading(words(said)) or not _searches(chosen) \
-            or _trades(chosen):
+    if (says_searching(said) or not _trading(words(said)) or not _searches(chosen)
+            or _trades(chosen)):
         return None
+    # Any value the booking takes under no name keeps the search ("a 3 star hotel").
     found = [spec for spec in _stand_ins(chosen, arguments, catalog, said, related,
                                          own_nouns=False)
              if _trades(spec) and not _searches(spec)
-             and not _holds_what_it_lacks(chosen, spec, arguments)]
+             and not _names_its_own(chosen, spec, arguments, keys=arguments)]
     return max(found, key=lambda s: related[s.name], default=None)
-
-
-def _holds_what_it_lacks(chosen: ToolSpec, other: ToolSpec, arguments: Mapping[str, Any]
-                         ) -> bool:
-    """Whether the call holds a value, required or not, that `other` takes under no name
-    ("a 3 star hotel" is searched for: the booking has no star rating)."""
-    theirs = set(other.parameters.get("properties") or {})
-    own = list(_declared(chosen))
-    return any(_names_something(value, own) for key, value in arguments.items()
-               if key not in theirs and not _takes_it_as(other, chosen, key))
 
 
 def _stand_ins(
@@ -163,14 +154,15 @@ def _required(spec: ToolSpec) -> list[str]:
     return [str(k) for k in spec.parameters.get("required") or []]
 
 
-def _names_its_own(chosen: ToolSpec, other: ToolSpec, arguments: Mapping[str, Any]) -> bool:
-    """Whether the call holds a value for a required parameter `other` does not take,
-    not even under a name of its own, other than words of `chosen`'s own declaration
-    ("hotel" names no hotel)."""
+def _names_its_own(chosen: ToolSpec, other: ToolSpec, arguments: Mapping[str, Any],
+                   keys: Iterable[str] | None = None) -> bool:
+    """Whether the call holds a value for a required parameter (one of `keys`, when
+    given) `other` does not take, not even under a name of its own, other than words of
+    `chosen`'s own declaration ("hotel" names no hotel)."""
     theirs = set(other.parameters.get("properties") or {})
     own = list(_declared(chosen))
     return any(_names_something(arguments.get(key), own)
-               for key in _required(chosen)
+               for key in (_required(chosen) if keys is None else keys)
                if key not in theirs and not _takes_it_as(other, chosen, key))
 
 
