@@ -166,12 +166,16 @@ def test_the_center_searches_instead_of_playing(tmp_path: Path,
         ("lookup_music", {"artist": "Linkin Park"})]
     assert [r.only_tool for r in backend.requests] == [None, "lookup_music"]
     # Asked to play, it plays: one request.
-    (tmp_path / "play").mkdir()
-    response, backend = _turn(
-        tmp_path / "play", relatedness, "play some Linkin Park songs",
-        tool_calls(("media_player", {"action": "play", "query": "Linkin Park"})),
-        tools=[PLAYER, FIND_SONGS])
-    assert [c.function.name for c in response.tool_calls] == ["media_player"]
+    _kept(tmp_path / "play", relatedness, "play some Linkin Park songs",
+          ("media_player", {"action": "play", "query": "Linkin Park"}), [PLAYER, FIND_SONGS])
+
+
+def _kept(folder: Path, relatedness: Relatedness, said: str, call: tuple[str, dict[str, Any]],
+          tools: list[dict[str, Any]]) -> None:
+    """The model's call is sent as it came, after one request."""
+    folder.mkdir()
+    response, backend = _turn(folder, relatedness, said, tool_calls(call), tools=tools)
+    assert [c.function.name for c in response.tool_calls] == [call[0]]
     assert len(backend.requests) == 1
 
 
@@ -265,13 +269,9 @@ def test_the_center_books_instead_of_searching(tmp_path: Path,
     assert response.validation_request.parameter_name == "campsite_name"
     assert [r.only_tool for r in backend.requests] == [None, "reserve_campsite"]
     # A value only the search takes keeps it: the kind of site is searched for.
-    (tmp_path / "kind").mkdir()
-    response, backend = _turn(
-        tmp_path / "kind", relatedness, "I want to book a tent campsite in Yosemite",
-        tool_calls(("find_campsite", {"park": "Yosemite", "site_type": "tent"})),
-        tools=[FIND_CAMPSITE, RESERVE_CAMPSITE])
-    assert [c.function.name for c in response.tool_calls] == ["find_campsite"]
-    assert len(backend.requests) == 1
+    _kept(tmp_path / "kind", relatedness, "I want to book a tent campsite in Yosemite",
+          ("find_campsite", {"park": "Yosemite", "site_type": "tent"}),
+          [FIND_CAMPSITE, RESERVE_CAMPSITE])
 
 
 def _flight_tool(name: str, description: str, *extra: str) -> dict[str, Any]:
