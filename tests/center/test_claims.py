@@ -297,7 +297,7 @@ def test_an_answer_that_writes_out_a_tools_declaration_echoes_it() -> None:
 
 
 def test_a_call_written_as_text_is_told_from_an_answer() -> None:
-    names = ["shopping_list", "playMedia", "music", "Weather"]
+    names = dict.fromkeys(["shopping_list", "playMedia", "music", "Weather"], ())
     assert writes_a_call('shopping_list {"action": "add", "items": ["sunscreen"]}', names)
     assert writes_a_call("tell_joke {}", names)  # arguments alone: no tool named
     assert writes_a_call("Sure, playMedia for you.", names)
@@ -308,12 +308,12 @@ def test_a_call_written_as_text_is_told_from_an_answer() -> None:
 
 def test_a_tools_name_before_its_parameter_and_a_colon_is_a_call_written_out() -> None:
     keys = {"find_movies": ["location", "genre"], "get_weather": ["city"]}
-    assert writes_a_call("Find movies location: Paris", keys, keys)
-    assert writes_a_call("find movies, genre : comedy", keys, keys)
+    assert writes_a_call("Find movies location: Paris", keys)
+    assert writes_a_call("find movies, genre : comedy", keys)
     # A parameter's name in a sentence of its own, or another tool's, writes no call.
-    assert not writes_a_call("I can find movies. Location: Paris", keys, keys)
-    assert not writes_a_call("Find movies city: Paris", keys, keys)
-    assert not writes_a_call("The location: Paris, France.", keys, keys)
+    assert not writes_a_call("I can find movies. Location: Paris", keys)
+    assert not writes_a_call("Find movies city: Paris", keys)
+    assert not writes_a_call("The location: Paris, France.", keys)
 
 
 def test_an_answer_that_restates_an_example_request_is_no_answer() -> None:

@@ -264,21 +264,20 @@ _ARGUMENTS = re.compile(r"\{\s*[\"'}]")
 _CAMEL = re.compile(r"[a-z][A-Z]")
 
 
-def writes_a_call(answer: str, names: Iterable[str],
-                  keys: Mapping[str, Iterable[str]] | None = None) -> bool:
+def writes_a_call(answer: str, tools: Mapping[str, Iterable[str]]) -> bool:
     """Whether `answer` is a call written as text: JSON arguments, the name of one of the
-    tools `names` that no speaker would say ("shopping_list", "playMedia"), or a tool's
-    name in words before one of its parameters (`keys`: tool -> parameter names) and a
-    colon ("Find movies location: Paris")."""
+    `tools` (name -> its parameters' names) that no speaker would say ("shopping_list",
+    "playMedia"), or a tool's name in words before one of its parameters and a colon
+    ("Find movies location: Paris")."""
     if _ARGUMENTS.search(answer):
         return True
     spoken = set(re.findall(r"[A-Za-z_]+", answer))
     if any(name in spoken and ("_" in name or _CAMEL.search(name) is not None)
-           for name in names):
+           for name in tools):
         return True
     return any(re.search(_words_pattern(name) + r"[\s,:-]+" + _words_pattern(key) + r"\s*:",
                          answer, re.IGNORECASE)
-               for name, own in (keys or {}).items() for key in own)
+               for name, keys in tools.items() for key in keys)
 
 
 def _words_pattern(name: str) -> str:

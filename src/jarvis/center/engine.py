@@ -1353,7 +1353,7 @@ def _echoes(turn: _Turn, text: str) -> bool:
     or a request its examples or description quote (see claims.py)."""
     tools = turn.catalog.tools
     keys = {name: list(spec.params) for name, spec in tools.items()}
-    return writes_a_call(text, tools, keys) or echoes_a_declaration(
+    return writes_a_call(text, keys) or echoes_a_declaration(
         text, [(spec.name, spec.description) for spec in tools.values()],
         turn.voice_command or "",
     ) or restates_an_example(text, _example_requests(turn), turn.voice_command or "")

@@ -26,16 +26,16 @@ player's `play`): a tool whose name or description says it searches is tried ins
 tool that does not say so, on the same conditions but the number of values (a search may
 need none), and but the first tool's own words: what is searched for may be said in them
 ("find bus tickets" beside `buy_bus_ticket`); only its own verb of doing keeps it ("find
-a song and play it"). And a search that a verb of searching asked for stays a search:
-"I want to look for events", written as `find_events`, is no read of a calendar's
-`get_events`, though it needs fewer values.
+a song and play it"). A search asked for with a verb of searching stays a search: it is
+never moved to a tool that does not say it searches, though that one needs fewer values
+("look for events" is no read of a calendar's events).
 
 The other way round, a request that says a verb of trading ("book", "reserve", "buy",
-"purchase", "a reservation") and none of searching is a commitment: "I'd like to book 3
-hotel rooms", written as the search `search_hotel`, goes to a tool of the same kind that
-says it trades (`reserve_hotel`: "Reserve a selected hotel"), on the same conditions as a
-search instead of a player, and unless the call holds a value the booking takes under no
-name ("book a 3 star hotel" is searched for first).
+"purchase", "a reservation") and none of searching is a commitment: a search the model
+wrote for it goes to a tool of the same kind that says it trades ("book 3 hotel rooms" is
+a reservation of a hotel, not a search for one), on the same conditions as a search in
+place of a player, and unless the call holds a value the booking takes under no name
+("book a 3 star hotel" is searched for first).
 
 Only what the tools' authors wrote decides: their names, descriptions and parameters.
 """
