@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from center_helpers import CALCULATOR_COMMAND, WEATHER_TOOL, conversation_id, fu
 from jarvis.center.claims import (
     REFUSAL,
     asks_for_something,
+    asks_for_things,
     asks_the_user_back,
     declines,
     echoes_a_declaration,
@@ -125,6 +127,7 @@ def test_requests_for_something_are_told_from_questions() -> None:
     "I really want to find a movie to watch.",
     "I will need a rental car until the 4th of March.",
     "I am in need of a doctor.",
+    "I will be visiting Austin and am looking for some fun places to go.",
     "We're looking for a place to stay in Reno.",
     "I think I want to plan an outing in Toronto.",
     "Are you able to help me find a bus?",
@@ -132,6 +135,21 @@ def test_requests_for_something_are_told_from_questions() -> None:
 ])
 def test_a_want_a_need_or_an_order_is_a_request(said: str) -> None:
     assert asks_for_something(said)
+
+
+@pytest.mark.parametrize(("said", "asks"), [
+    ("What are some cool places to visit?", True),
+    ("Any tourist traps that you recommend?", True),
+    ("Is there a bus to Fresno on Friday?", True),
+    ("Are there any concerts this weekend?", True),
+    ("Do you have any suggestions for a place to eat?", True),
+    ("where can I get a haircut", True),
+    ("how do restaurants come up with their menus", False),
+    ("what is the capital of peru", False),
+    ("is it going to be a long winter", False),
+])
+def test_a_question_after_things_to_find_is_told_apart(said: str, asks: bool) -> None:
+    assert asks_for_things(said) is asks
 
 
 @pytest.mark.parametrize("said", [
@@ -202,13 +220,13 @@ ATTRACTIONS = function_tool("find_attractions", {"location": {"type": "string"}}
                             "Browse attractions in a given city")
 
 
-def test_words_in_place_of_a_named_tool_are_refused_small_talk_is_not(
+def test_words_in_place_of_a_named_tool_become_its_question_small_talk_keeps_them(
     make_center: Any,
 ) -> None:
     # Scripted: the model answers in words instead of calling the tool the request names.
     backend = ScriptedBackend([text("Historical Landmark: The Golden Gate Bridge"),
                                # Asked again for the call its result stands for: a place
-                               # nobody said, so the refusal stands.
+                               # nobody said, which is asked for instead.
                                tool_calls(("find_attractions", {"location": "San Francisco"})),
                                text("Yes, I can show you attractions now."),
                                # Asked again for the call it promised: a place nobody said.
@@ -226,7 +244,9 @@ def test_words_in_place_of_a_named_tool_are_refused_small_talk_is_not(
 
     for request in ("find me a historical landmark to visit", "show me some attractions"):
         reply = ask(request)
-        assert (reply["stop_reason"], reply["assistant_message"]) == ("complete", REFUSAL)
+        assert reply["stop_reason"] == "validation_required"
+        assert reply["validation_request"]["parameter_name"] == "location"
+        assert "San Francisco" not in json.dumps(reply) and "Paris" not in json.dumps(reply)
     assert ask("what's the capital of peru")["assistant_message"] == "Lima is the capital of Peru."
     # A name nobody said, in answer to a question that means no tool: general knowledge.
     assert ask("what's the longest river in africa")["assistant_message"] == (

@@ -169,12 +169,13 @@ def test_words_in_place_of_a_call_the_request_means_are_asked_again_as_a_call(
         assert called.stop_reason == "tool_calls"
         assert called.tool_calls[0].function.name == "find_bus"
         assert [r.must_call for r in backend.requests] == [False, True]
-    # The call it then makes may hold only what was said; else the answer is refused.
+    # A value the call then makes up is left out of it, and asked for.
     made_up = tool_calls(("find_bus", {"from_city": "Fresno Central Station"}))
-    refused, _ = _engine_turn(tmp_path / "made-up", relatedness, "I need a bus from Fresno",
-                              promise, made_up)
-    assert refused.stop_reason == "complete"
-    assert "can't help" in (refused.assistant_message or "")
+    asked, _ = _engine_turn(tmp_path / "made-up", relatedness, "I need a bus from Fresno",
+                            promise, made_up)
+    assert asked.stop_reason == "validation_required"
+    assert asked.validation_request.parameter_name == "from_city"
+    assert "Central Station" not in asked.model_dump_json()
     # A request that means no tool keeps its answer: one request, no second try.
     answered, backend = _engine_turn(tmp_path / "other", relatedness,
                                      "what is the capital of france",
@@ -194,6 +195,8 @@ def test_words_in_place_of_a_call_the_request_means_are_asked_again_as_a_call(
     ("Can you help me find a bus?", "Find a bus journey for a given pair of cities"),
     ("Can you help me find a bus from Fresno?", "Find bus from city: Fresno"),  # a call
     ("I need a bus please", "I need a bus journey for a given pair of cities."),  # said back
+    # A question after things to find, answered with things nobody said.
+    ("What are some buses I could take?", "Here are some buses: 1. Greyhound at 9 am"),
 ])
 def test_a_question_back_or_a_declaration_written_out_is_asked_again_as_a_call(
         tmp_path: Path, relatedness: Relatedness, request_words: str, answer: str) -> None:
@@ -211,6 +214,12 @@ def test_a_question_for_information_keeps_its_answer_with_specifics(
     answered, backend = _engine_turn(tmp_path / "question", relatedness,
                                      "how many people live in Fresno", answer)
     assert answered.assistant_message == "Fresno has about 540,000 people."
+    assert [r.must_call for r in backend.requests] == [False]
+    # A question after things to have that no tool finds keeps its answer too.
+    books = text("Some good ones are 1984 by George Orwell and Dune by Frank Herbert.")
+    answered, backend = _engine_turn(tmp_path / "books", relatedness,
+                                     "what are some good books to read", books)
+    assert answered.assistant_message == books.content
     assert [r.must_call for r in backend.requests] == [False]
 
 

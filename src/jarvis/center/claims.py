@@ -43,6 +43,7 @@ from jarvis.center.time_units import CLOCK_UNITS, unit_pattern
 __all__ = [
     "REFUSAL",
     "asks_for_something",
+    "asks_for_things",
     "asks_the_user_back",
     "declines",
     "echoes_a_declaration",
@@ -151,7 +152,8 @@ _REQUEST = re.compile(
     r"(?:(?:i|we) think\s)?"
     rf"(?:(?:i|we)(?: (?:really|just|also|still|actually))?(?:{_WANTING})"
     r"|(?:would|'d) (?:like|love)|need|want"
-    r"|(?:i'?m|i am|we'?re|we are) (?:looking (?:out )?(?:for|to)|searching|wanting|in need)"
+    r"|(?:(?:i'?m|i am|we'?re|we are)|(?<=and )(?:am|are)) "
+    r"(?:looking (?:out )?(?:for|to)|searching|wanting|in need)"
     r"|(?:i'?m|i am|we'?re|we are) (?:trying|hoping|planning|interested)|i was hoping"
     r"|are you able|(?:is it|would it be) possible (?:for you )?to"
     r"|(?:can|could|may) (?:i|we) (?:get|have)"
@@ -169,6 +171,24 @@ def asks_for_something(utterance: str) -> bool:
     asks about the user's own things ("what's my balance?"), as opposed to a question of
     general knowledge."""
     return _REQUEST.search(utterance.replace("\u2019", "'")) is not None
+
+
+# A question after things to find ("What are some cool places to visit?", "Any tourist
+# traps that you recommend?", "Is there a bus to Fresno?"): its answer names them.
+_THINGS_ASKED = re.compile(
+    r"\b(?:(?:what|which) are (?:some|the best|any|good)|are there any"
+    r"|is there (?:any|a|an|anywhere|anything|somewhere|something)"
+    r"|any (?:suggestions|recommendations|ideas)|(?:you|u) (?:recommend|suggest)"
+    r"|(?:recommend|suggest) (?:me|a|an|some|any)|do you (?:have|know) (?:any|of)"
+    r"|where can (?:i|we)|what (?:\w+ )?(?:can|could|should) (?:i|we) (?:do|see|visit|go))\b",
+    re.IGNORECASE)
+
+
+def asks_for_things(utterance: str) -> bool:
+    """Whether `utterance` asks which things there are to have, see or do: what a search
+    finds, and general knowledge too ("what are some good books?"), so the engine weighs
+    it only where the request means a tool."""
+    return _THINGS_ASKED.search(utterance.replace("\u2019", "'")) is not None
 
 
 # An offer of help asks nothing about the request ("What can I do for you?").

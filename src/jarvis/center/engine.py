@@ -37,6 +37,7 @@ from jarvis.center.acting import acts, declared_actions
 from jarvis.center.claims import (
     REFUSAL,
     asks_for_something,
+    asks_for_things,
     asks_the_user_back,
     declines,
     echoes_a_declaration,
@@ -756,11 +757,11 @@ class Engine:
             self._add_retry(turn, calls, problems, retries)
 
     def _the_call_meant(self, turn: _Turn, reply: LLMReply) -> LLMReply | None:
-        """The same request once more, for the call an answer in words stands for, when
-        that call holds nothing the user did not say."""
+        """The same request once more, for the call an answer in words stands for, less
+        the values in it the user did not say (asked for next, as in any call)."""
         turn.trace["answer_for_a_call"] = (reply.content or "")[:200]
         again = self._call_llm(turn, must_call=True)
-        return again if self._only_said(turn, again) else None
+        return self._said_only(turn, again)
 
     def _send_calls(
         self, turn: _Turn, calls: list[LLMToolCall], reply: LLMReply
@@ -811,10 +812,10 @@ class Engine:
         """Whether an answer in words stands where a call of a tool the request means
         (relatedness, see center/meaning) belongs: it promises the action ("Yes, I can
         call you a cab now."), settles a question about the user's things that only a tool
-        can ("Yes, my rice is ready."), or, to a request for something done or found (or
-        an order for what a tool is declared to do: "play hey jude"), gives a result
-        nobody said ("Here are some cool places: 1. Paris ..."), asks the
-        user back ("Which city are you leaving from?"), as the tool's parameters would,
+        can ("Yes, my rice is ready."), or, to a request for something done or found (an
+        order for what a tool is declared to do: "play hey jude", a question after things
+        to find: "what are some cool places to visit?" too), gives a result nobody said
+        ("Here are some cool places: 1. Paris ..."), asks the user back ("Which city are you leaving from?"), as the tool's parameters would,
         offers help as if nothing were asked ("How can I assist you today?"),
         declines what a tool is there for ("Sorry, I can't help with that.") or writes out
         a tool's declaration ("Find a restaurant of a particular cuisine"). Specifics
@@ -829,7 +830,9 @@ class Engine:
             return False
         if promises_action(text) or settles_the_users_question(text, turn.voice_command):
             return True
-        return (asks_for_something(turn.voice_command) or self._orders_a_tool(turn)) and (
+        said = turn.voice_command or ""
+        return (asks_for_something(said) or asks_for_things(said)
+                or self._orders_a_tool(turn)) and (
             asks_the_user_back(text) or offers_help(text) or declines(text)
             or states_tool_facts(text) or bool(unsaid_specifics(text, _said_in(turn)))
             or _echoes(turn, text))
@@ -912,23 +915,23 @@ class Engine:
         return "question_not_acted_on"
 
     @staticmethod
-    def _only_said(turn: _Turn, reply: LLMReply) -> bool:
-        """Whether `reply` makes calls whose free-text values were said word for word."""
-        said = _said_in(turn)
+    def _said_only(turn: _Turn, reply: LLMReply) -> LLMReply | None:
+        """`reply`'s calls without the free-text values not said word for word (None: no
+        readable call): a value nobody said is asked for, as in any call."""
+        said, calls = _said_in(turn), []
         for call in reply.tool_calls:
-            spec = turn.catalog.tools.get(call.name)
-            try:
-                arguments = json.loads(call.arguments or "{}")
-            except json.JSONDecodeError:
-                return False
-            if spec is None or not isinstance(arguments, dict):
-                return False
+            spec, arguments = turn.catalog.tools.get(call.name), _parsed(call)
+            if spec is None or arguments is None:
+                return None
             props = spec.parameters.get("properties") or {}
-            for key, value in arguments.items():
-                if (isinstance(value, str) and free_text(props.get(key) or {})
-                        and not ISO_DAY.fullmatch(value) and not said_in_full(value, said)):
-                    return False
-        return bool(reply.tool_calls)
+            kept = {k: v for k, v in arguments.items()
+                    if not (isinstance(v, str) and free_text(props.get(k) or {})
+                            and not ISO_DAY.fullmatch(v) and not said_in_full(v, said))}
+            if kept != arguments:
+                turn.trace.setdefault("unsaid_in_the_call_meant", []).append(
+                    {"tool": call.name, "parameters": sorted(set(arguments) - set(kept))})
+            calls.append(LLMToolCall(call.id, call.name, json.dumps(kept, ensure_ascii=False)))
+        return LLMReply(reply.content, calls, reply.usage) if calls else None
 
     def _call_llm(
         self, turn: _Turn, tools_disabled: bool = False,
