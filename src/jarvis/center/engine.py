@@ -815,10 +815,11 @@ class Engine:
         can ("Yes, my rice is ready."), or, to a request for something done or found (an
         order for what a tool is declared to do: "play hey jude", a question after things
         to find: "what are some cool places to visit?" too), gives a result nobody said
-        ("Here are some cool places: 1. Paris ..."), asks the user back ("Which city are you leaving from?"), as the tool's parameters would,
-        offers help as if nothing were asked ("How can I assist you today?"),
-        declines what a tool is there for ("Sorry, I can't help with that.") or writes out
-        a tool's declaration ("Find a restaurant of a particular cuisine"). Specifics
+        ("Here are some cool places: 1. Paris ..."), asks the user back ("Which city are
+        you leaving from?"), as the tool's parameters would, offers help as if nothing
+        were asked ("How can I assist you today?"), declines what a tool is there for
+        ("Sorry, I can't help with that.") or writes out a tool's declaration ("Find a
+        restaurant of a particular cuisine"). Specifics
         alone are no sign of a call: an answer to a question about the world has them
         too, and such a question can be near a tool in meaning. Not after a node's
         validation error or a server tool's result."""
