@@ -155,6 +155,32 @@ def test_a_request_to_find_calls_the_tool_that_searches(relatedness: Relatedness
     assert search("find me a timer for 5 minutes", "set_timer", {"minutes": 5}) is None
 
 
+FIND_A_SONG = function_tool(
+    "lookup_song",
+    {"genre": {"type": "string", "description": "Genre of the song"},
+     "artist": {"type": "string", "description": "Artist who performed the song"},
+     "album": {"type": "string", "description": "Album the song belongs to"}},
+    [], "Search for a song")
+EVENTS = function_tool(
+    "find_events",
+    {"category": {"type": "string", "description": "Music or sports"}, "city": TEXT},
+    ["category", "city"], "Find events in a given city")
+
+
+def test_a_search_of_the_players_kin_is_tried_for_a_word_of_the_player(
+        relatedness: Relatedness) -> None:
+    def search(said: str, *tools: dict[str, Any]) -> str | None:
+        catalog = build_catalog([PLAYER, *tools], None)
+        found = search_instead(catalog.tools["media_player"], {"action": "play"}, catalog,
+                               said, relatedness.scores(said, catalog))
+        return found.name if found else None
+
+    # "music" is no word of the search's; the two speak of songs, artists and albums.
+    assert search("I'm searching for music.", FIND_A_SONG) == "lookup_song"
+    # One word in common ("music") makes no kin.
+    assert search("I'm searching for music.", EVENTS) is None
+
+
 def test_the_center_searches_instead_of_playing(tmp_path: Path,
                                                relatedness: Relatedness) -> None:
     response, backend = _turn(

@@ -26,9 +26,12 @@ player's `play`): a tool whose name or description says it searches is tried ins
 tool that does not say so, on the same conditions but the number of values (a search may
 need none), and but the first tool's own words: what is searched for may be said in them
 ("find bus tickets" beside `buy_bus_ticket`); only its own verb of doing keeps it ("find
-a song and play it"). A search asked for with a verb of searching stays a search: it is
-never moved to a tool that does not say it searches, though that one needs fewer values
-("look for events" is no read of a calendar's events).
+a song and play it"). Its kind is wider too: a word said of the first tool's declaration
+will do when the two declarations share two words ("I'm searching for music" to a player
+of "music, a song, artist or album" beside a search for songs by artist and album). A
+search asked for with a verb of searching stays a search: it is never moved to a tool that
+does not say it searches, though that one needs fewer values ("look for events" is no
+read of a calendar's events).
 
 The other way round, a request that says a verb of trading ("book", "reserve", "buy",
 "purchase", "a reservation") and none of searching is a commitment: a search the model
@@ -61,6 +64,8 @@ from jarvis.center.toolspec import ToolCatalog, ToolSpec
 _STEM = 5
 # How much less related (cosine) the look-up may be than the tool the model chose.
 MEANING_MARGIN = 0.15
+# Words two declarations share that make them kin, though a word said is of one only.
+KIN_WORDS = 2
 
 
 def lookup_instead(
@@ -92,7 +97,7 @@ def search_instead(
     # What is searched for may be said in the first tool's own words ("find bus
     # tickets" beside `buy_bus_ticket`); its own verb of doing keeps it ("... and play it").
     found = [spec for spec in _stand_ins(chosen, arguments, catalog, said, related,
-                                         own_nouns=False) if _searches(spec)]
+                                         own_nouns=False, kin=True) if _searches(spec)]
     return max(found, key=lambda s: related[s.name], default=None)
 
 
@@ -116,11 +121,11 @@ def trade_instead(
 
 def _stand_ins(
     chosen: ToolSpec, arguments: Mapping[str, Any], catalog: ToolCatalog, said: str,
-    related: Mapping[str, float], own_nouns: bool = True,
+    related: Mapping[str, float], own_nouns: bool = True, kin: bool = False,
 ) -> list[ToolSpec]:
-    """The tools of `chosen`'s kind that mean the request about as much and that nothing
-    held in the call or said (a word of `chosen`'s own; with `own_nouns` False, only a
-    verb of doing) makes `chosen`'s alone."""
+    """The tools of `chosen`'s kind (with `kin`, also a kin: see `_kin`) that mean the
+    request about as much and that nothing held in the call or said (a word of `chosen`'s
+    own; with `own_nouns` False, only a verb of doing) makes `chosen`'s alone."""
     if chosen.name not in related:
         return []
     heard = words(said)
@@ -128,7 +133,7 @@ def _stand_ins(
         spec for spec in catalog.tools.values()
         if spec.name != chosen.name and spec.name in related
         and related[spec.name] >= related[chosen.name] - MEANING_MARGIN
-        and _same_kind(chosen, spec, heard)
+        and (_same_kind(chosen, spec, heard) or (kin and _kin(chosen, spec, heard)))
         and not _names_its_own(chosen, spec, arguments)
         and not any(_says(w, h) for w in _own_words(chosen, spec)
                     if own_nouns or w in DOING_VERBS for h in heard)
@@ -212,6 +217,16 @@ def _same_kind(chosen: ToolSpec, other: ToolSpec, heard: list[str]) -> bool:
     kind = [w for w in _declared(chosen, keys=()) if telling_words(w) - REQUEST_VERBS]
     return any(_alike(w, h) and any(_alike(w, t) for t in theirs)
                for w in kind for h in heard)
+
+
+def _kin(chosen: ToolSpec, other: ToolSpec, heard: list[str]) -> bool:
+    """Whether a word said is of `chosen`'s declaration, and `KIN_WORDS` words of it are of
+    `other`'s ("music" said to a player of "music, a song, artist, album" beside a search
+    for songs by artist and album)."""
+    theirs = list(_declared(other, keys=()) | _described(other))
+    kind = [w for w in _declared(chosen, keys=()) if telling_words(w) - REQUEST_VERBS]
+    shared = [w for w in kind if any(_alike(w, t) for t in theirs)]
+    return len(shared) >= KIN_WORDS and any(_alike(w, h) for w in kind for h in heard)
 
 
 def _own_words(chosen: ToolSpec, other: ToolSpec) -> list[str]:
