@@ -819,10 +819,10 @@ class Engine:
         you leaving from?"), as the tool's parameters would, offers help as if nothing
         were asked ("How can I assist you today?"), declines what a tool is there for
         ("Sorry, I can't help with that.") or writes out a tool's declaration ("Find a
-        restaurant of a particular cuisine"). Specifics
-        alone are no sign of a call: an answer to a question about the world has them
-        too, and such a question can be near a tool in meaning. Not after a node's
-        validation error or a server tool's result."""
+        restaurant of a particular cuisine"). Specifics alone are no sign of a call: an
+        answer to a question about the world has them too, and such a question can be
+        near a tool in meaning. Not after a node's validation error or a server tool's
+        result."""
         text = (reply.content or "").strip()
         if not text or node_errors or turn.trace["server_tools"] or not self._tools(turn):
             return False

@@ -123,7 +123,7 @@ def _stand_ins(
     chosen: ToolSpec, arguments: Mapping[str, Any], catalog: ToolCatalog, said: str,
     related: Mapping[str, float], own_nouns: bool = True, kin: bool = False,
 ) -> list[ToolSpec]:
-    """The tools of `chosen`'s kind (with `kin`, also a kin: see `_kin`) that mean the
+    """The tools of `chosen`'s kind (with `kin`, of its kin: see `_same_kind`) that mean the
     request about as much and that nothing held in the call or said (a word of `chosen`'s
     own; with `own_nouns` False, only a verb of doing) makes `chosen`'s alone."""
     if chosen.name not in related:
@@ -133,7 +133,7 @@ def _stand_ins(
         spec for spec in catalog.tools.values()
         if spec.name != chosen.name and spec.name in related
         and related[spec.name] >= related[chosen.name] - MEANING_MARGIN
-        and (_same_kind(chosen, spec, heard) or (kin and _kin(chosen, spec, heard)))
+        and _same_kind(chosen, spec, heard, kin)
         and not _names_its_own(chosen, spec, arguments)
         and not any(_says(w, h) for w in _own_words(chosen, spec)
                     if own_nouns or w in DOING_VERBS for h in heard)
@@ -210,23 +210,18 @@ def _described(spec: ToolSpec) -> set[str]:
     return {w for w in found if not any(_alike(w, verb) for verb in TRADING_VERBS)}
 
 
-def _same_kind(chosen: ToolSpec, other: ToolSpec, heard: list[str]) -> bool:
-    """Whether a word said is of both tools' declarations ("a rental car"); a verb of
-    asking or a plain word of their names ("find", "get") tells no kind."""
-    theirs = list(_declared(other, keys=()) | _described(other))
-    kind = [w for w in _declared(chosen, keys=()) if telling_words(w) - REQUEST_VERBS]
-    return any(_alike(w, h) and any(_alike(w, t) for t in theirs)
-               for w in kind for h in heard)
-
-
-def _kin(chosen: ToolSpec, other: ToolSpec, heard: list[str]) -> bool:
-    """Whether a word said is of `chosen`'s declaration, and `KIN_WORDS` words of it are of
+def _same_kind(chosen: ToolSpec, other: ToolSpec, heard: list[str], kin: bool = False
+               ) -> bool:
+    """Whether a word said is of both tools' declarations ("a rental car"); with `kin`,
+    also whether a word said is of `chosen`'s and `KIN_WORDS` words of it are of
     `other`'s ("music" said to a player of "music, a song, artist, album" beside a search
-    for songs by artist and album)."""
+    for songs by artist and album). A verb of asking or a plain word of their names
+    ("find", "get") tells no kind."""
     theirs = list(_declared(other, keys=()) | _described(other))
     kind = [w for w in _declared(chosen, keys=()) if telling_words(w) - REQUEST_VERBS]
-    shared = [w for w in kind if any(_alike(w, t) for t in theirs)]
-    return len(shared) >= KIN_WORDS and any(_alike(w, h) for w in kind for h in heard)
+    shared = {w for w in kind if any(_alike(w, t) for t in theirs)}
+    said = {w for w in kind if any(_alike(w, h) for h in heard)}
+    return bool(said & shared) or (kin and len(shared) >= KIN_WORDS and bool(said))
 
 
 def _own_words(chosen: ToolSpec, other: ToolSpec) -> list[str]:
