@@ -176,6 +176,15 @@ def test_words_in_place_of_a_call_the_request_means_are_asked_again_as_a_call(
     assert asked.stop_reason == "validation_required"
     assert asked.validation_request.parameter_name == "from_city"
     assert "Central Station" not in asked.model_dump_json()
+    # An optional value nobody said is what the call would do: the refusal stands.
+    via = function_tool("find_bus", {"from_city": {"type": "string"}, "via": {"type": "string"}},
+                        ["from_city"], "Find a bus journey for a given pair of cities")
+    refused, _ = _engine_turn(tmp_path / "optional", relatedness, "I need a bus from Fresno",
+                              promise, tool_calls(("find_bus", {"from_city": "Fresno",
+                                                                "via": "Modesto"})),
+                              tools=[PLAY_SONG_BY, via])
+    assert refused.stop_reason == "complete"
+    assert "can't help" in (refused.assistant_message or "")
     # A request that means no tool keeps its answer: one request, no second try.
     answered, backend = _engine_turn(tmp_path / "other", relatedness,
                                      "what is the capital of france",

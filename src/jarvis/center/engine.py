@@ -917,8 +917,9 @@ class Engine:
 
     @staticmethod
     def _said_only(turn: _Turn, reply: LLMReply) -> LLMReply | None:
-        """`reply`'s calls without the free-text values not said word for word (None: no
-        readable call): a value nobody said is asked for, as in any call."""
+        """`reply`'s calls without the required free-text values not said word for word,
+        which are asked for next, as in any call (None: no readable call, or an optional
+        value nobody said: without it the call would do what nobody asked)."""
         said, calls = _said_in(turn), []
         for call in reply.tool_calls:
             spec, arguments = turn.catalog.tools.get(call.name), _parsed(call)
@@ -928,9 +929,12 @@ class Engine:
             kept = {k: v for k, v in arguments.items()
                     if not (isinstance(v, str) and free_text(props.get(k) or {})
                             and not ISO_DAY.fullmatch(v) and not said_in_full(v, said))}
-            if kept != arguments:
+            unsaid = sorted(set(arguments) - set(kept))
+            if set(unsaid) - set(spec.parameters.get("required") or []):
+                return None
+            if unsaid:
                 turn.trace.setdefault("unsaid_in_the_call_meant", []).append(
-                    {"tool": call.name, "parameters": sorted(set(arguments) - set(kept))})
+                    {"tool": call.name, "parameters": unsaid})
             calls.append(LLMToolCall(call.id, call.name, json.dumps(kept, ensure_ascii=False)))
         return LLMReply(reply.content, calls, reply.usage) if calls else None
 
