@@ -28,7 +28,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -920,7 +920,7 @@ class Engine:
         """`reply`'s calls without the required free-text values not said word for word,
         which are asked for next, as in any call (None: no readable call, or an optional
         value nobody said: without it the call would do what nobody asked)."""
-        said, calls = _said_in(turn), []
+        said, calls, left_out = _said_in(turn), [], []
         for call in reply.tool_calls:
             spec, arguments = turn.catalog.tools.get(call.name), _parsed(call)
             if spec is None or arguments is None:
@@ -933,10 +933,13 @@ class Engine:
             if set(unsaid) - set(spec.parameters.get("required") or []):
                 return None
             if unsaid:
-                turn.trace.setdefault("unsaid_in_the_call_meant", []).append(
-                    {"tool": call.name, "parameters": unsaid})
+                left_out.append({"tool": call.name, "parameters": unsaid})
             calls.append(LLMToolCall(call.id, call.name, json.dumps(kept, ensure_ascii=False)))
-        return LLMReply(reply.content, calls, reply.usage) if calls else None
+        if not calls:
+            return None
+        if left_out:  # traced only for a reply that is taken
+            turn.trace["unsaid_in_the_call_meant"] = left_out
+        return replace(reply, tool_calls=calls)
 
     def _call_llm(
         self, turn: _Turn, tools_disabled: bool = False,

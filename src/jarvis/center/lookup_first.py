@@ -27,8 +27,8 @@ tool that does not say so, on the same conditions but the number of values (a se
 need none), and but the first tool's own words: what is searched for may be said in them
 ("find bus tickets" beside `buy_bus_ticket`); only its own verb of doing keeps it ("find
 a song and play it"). Its kind is wider too: a word said of the first tool's declaration
-will do when the two declarations share two words ("I'm searching for music" to a player
-of "music, a song, artist or album" beside a search for songs by artist and album). A
+will do when the two declarations share two words ("I'm searching for podcasts" to a
+player of "podcasts, an episode or a show" beside a search for episodes by show). A
 search asked for with a verb of searching stays a search: it is never moved to a tool that
 does not say it searches, though that one needs fewer values ("look for events" is no
 read of a calendar's events).
@@ -214,8 +214,8 @@ def _same_kind(chosen: ToolSpec, other: ToolSpec, heard: list[str], kin: bool = 
                ) -> bool:
     """Whether a word said is of both tools' declarations ("a rental car"); with `kin`,
     also whether a word said is of `chosen`'s and `KIN_WORDS` words of it are of
-    `other`'s ("music" said to a player of "music, a song, artist, album" beside a search
-    for songs by artist and album). A verb of asking or a plain word of their names
+    `other`'s ("podcasts" said to a player of "podcasts, an episode or a show" beside a
+    search for episodes by show). A verb of asking or a plain word of their names
     ("find", "get") tells no kind."""
     theirs = list(_declared(other, keys=()) | _described(other))
     kind = [w for w in _declared(chosen, keys=()) if telling_words(w) - REQUEST_VERBS]
