@@ -22,6 +22,7 @@ import pytest
 
 pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")
 
+from jarvis.center.claims import REFUSAL
 from jarvis.center.dates import dates_heard
 from jarvis.center.llm.embedded import EmbeddedBackend
 from jarvis.center.llm.embedded.options import EmbeddedOptions
@@ -261,6 +262,32 @@ def test_a_remark_on_how_something_was_calls_nothing(
     acted = [(text, response.stop_reason) for text in REMARKS
              if (response := _ask(client, schemas, text)).stop_reason != "complete"]
     assert not acted, acted  # neither a call nor a question about a value
+
+
+# Yes-no questions about a moment (now, yet, today, tomorrow): the model has no clock, so
+# only a tool can settle them (center/claims.py).
+MOMENT_QUESTIONS = [
+    "will the roads be icy tomorrow morning",
+    "is it a good day for a picnic tomorrow",
+    "is it going to be a nice day today",
+    "are the cookies done yet",
+]
+
+
+def test_a_question_about_a_moment_is_no_answer_made_up(
+    client: Any, schemas: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+) -> None:
+    made_up, called = [], {}
+    for text in MOMENT_QUESTIONS:
+        response = _ask(client, schemas, text)
+        answer = (response.assistant_message or "").strip()
+        if response.stop_reason == "complete" and answer != REFUSAL:
+            made_up.append(f"{text!r}: {answer!r}")  # "Yes, the roads will be icy ..."
+        if response.tool_calls:
+            called[text] = response.tool_calls[0].function.name
+    assert not made_up, "\n".join(made_up)
+    # Where a tool can tell, it is asked instead.
+    assert called.get("will the roads be icy tomorrow morning") == "get_weather", called
 
 
 class _WikipediaCommand(IJarvisCommand):

@@ -262,6 +262,10 @@ def test_words_in_place_of_a_named_tool_become_its_question_small_talk_keeps_the
     ("Yes, my rice is ready.", "is my rice ready yet"),
     ("No, you turned them off.", "did i leave the lights on when i went out"),
     ("Yes, you need an umbrella today.", "do I need an umbrella"),
+    # A moment no model knows: settled by a verdict, or by saying what holds at it.
+    ("Yes, it is a good day for a picnic tomorrow.", "is it a good day for a picnic tomorrow"),
+    ("The pasta timer is not done yet.", "is the pasta timer done yet"),
+    ("No, it will be dry tonight.", "do you think it will rain tonight"),
 ])
 def test_a_yes_or_no_about_the_users_things_settles_what_only_a_tool_knows(
         answer: str, said: str) -> None:
@@ -273,6 +277,11 @@ def test_a_yes_or_no_about_the_users_things_settles_what_only_a_tool_knows(
     ("Yes, it is cheaper on a Tuesday.", "is it really cheaper to fly on a tuesday"),
     ("Your rice needs about 20 minutes.", "how long does my rice need"),
     ("Yes, I can hear you.", "can you hear me okay"),
+    # The assistant speaks for itself; no moment, or no yes-no question, is no state.
+    ("Yes, I'm still here.", "are you there right now"),
+    ("No, Pluto is a dwarf planet.", "is pluto still a planet"),
+    ("Tomorrow is Thursday.", "what day is it tomorrow"),
+    ("It depends on how you feel.", "should i go for a run today"),
 ])
 def test_general_questions_and_other_answers_settle_nothing(answer: str, said: str) -> None:
     assert not settles_the_users_question(answer, said)

@@ -811,8 +811,8 @@ class Engine:
     ) -> bool:
         """Whether an answer in words stands where a call of a tool the request means
         (relatedness, see center/meaning) belongs: it promises the action ("Yes, I can
-        call you a cab now."), settles a question about the user's things that only a tool
-        can ("Yes, my rice is ready."), or, to a request for something done or found (an
+        call you a cab now."), settles a question about the user's things or a moment that
+        only a tool can ("Yes, my rice is ready."), or, to a request for something done or found (an
         order for what a tool is declared to do: "play hey jude", a question after things
         to find: "what are some cool places to visit?" too), gives a result nobody said
         ("Here are some cool places: 1. Paris ..."), asks the user back ("Which city are
