@@ -75,6 +75,28 @@ def test_a_commands_examples_are_sentences_of_its_declaration() -> None:
         "water plants: Water the garden", "the tomatoes look thirsty"]
 
 
+def _command(name: str, description: str, example: str, values: dict[str, Any]
+             ) -> dict[str, Any]:
+    return {"command_name": name, "description": description, "parameters": [],
+            "examples": [{"voice_command": example, "expected_parameters": values}]}
+
+
+def test_the_names_an_example_gives_say_nothing_of_what_it_is_for(
+        relatedness: Relatedness) -> None:
+    catalog = build_catalog([], [
+        _command("world_clock", "The time of day in a place", "what time is it in Tokyo",
+                 {"location": "Tokyo"}),
+        _command("forecast", "The forecast for a place", "what's the weather in Paris",
+                 {"city": "Paris", "unit": "metric"})])
+    assert declaration_sentences(catalog.tools["world_clock"])[-1] == (
+        "what time is it in location")
+    # A request is near a command for what it asks, not for a place both name.
+    scores = relatedness.scores("what's the weather in tokyo", catalog)
+    assert max(scores, key=scores.__getitem__) == "forecast", scores
+    assert relatedness.scores("how many people live in tokyo", catalog)["world_clock"] < (
+        EVOKED_BY_MEANING)
+
+
 def _find_events(options: list[str] | None) -> dict[str, Any]:
     choice = {"category": {"type": "string", "description": "Type of event", "enum": options}}
     return function_tool("find_events", {"city": {"type": "string"},

@@ -15,6 +15,7 @@ nodes send the same tools again and again); a request costs one encoding.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -38,7 +39,25 @@ def declaration_sentences(spec: ToolSpec) -> list[str]:
     first = f"{name}: {spec.description}" if spec.description else name
     choices = [f"{name}: {p.description or p.name.replace('_', ' ')}: "
                f"{', '.join(p.enum[:_OPTIONS])}" for p in spec.params.values() if p.enum]
-    return [first, *choices, *(e for e in spec.example_requests[:_EXAMPLES] if e)]
+    return [first, *choices, *_example_sentences(spec)]
+
+
+def _example_sentences(spec: ToolSpec) -> list[str]:
+    """The requests of the command's examples, each name they give said as the name of
+    its parameter ("what time is it in Tokyo" -> "what time is it in location"): the
+    places and titles an example happens to use say nothing of what the command is for,
+    and would make any request naming them near it ("how many people live in tokyo")."""
+    examples = (spec.command or {}).get("examples") or []
+    found = []
+    for example in [e for e in examples if isinstance(e, dict)][:_EXAMPLES]:
+        request = str(example.get("voice_command") or "").strip()
+        values = example.get("expected_parameters")
+        for key, value in (values.items() if isinstance(values, dict) else ()):
+            if isinstance(value, str) and value[:1].isupper():  # a name, as it is written
+                request = re.sub(rf"\b{re.escape(value)}\b", key.replace("_", " "), request)
+        if request:
+            found.append(request)
+    return found
 
 
 class Relatedness:
