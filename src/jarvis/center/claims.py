@@ -16,9 +16,9 @@ said in answer to a request for something done or found ("I need a oneway flight
 "Oneway flight: 100 miles to Chicago"), whether or not a tool serves it, and a yes or a
 no to a question about the user's own things ("is my rice ready yet?" -> "Yes, my rice
 is ready.") or about a moment ("is it going to be nice tomorrow?" -> "Yes, it is going
-to be nice tomorrow."): only a tool, or the user, knows that. An answer that writes out a tool's
-declaration ("Find restaurant", "movies get rated based on their genre and optionally
-director") is no answer at all, nor is a call written out as text
+to be nice tomorrow."): only a tool, or the user, knows that. An answer that writes out
+a tool's declaration ("Find restaurant", "movies get rated based on their genre and
+optionally director") is no answer at all, nor is a call written out as text
 (`shopping_list {"action": "add"}`), nor one of a tool's example requests said back
 ("What is 12 times 4?").
 """

@@ -810,19 +810,18 @@ class Engine:
         self, turn: _Turn, reply: LLMReply, node_errors: list[dict[str, Any]] | None
     ) -> bool:
         """Whether an answer in words stands where a call of a tool the request means
-        (relatedness, see center/meaning) belongs: it promises the action ("Yes, I can
-        call you a cab now."), settles a question about the user's things or a moment that
-        only a tool can ("Yes, my rice is ready."), or, to a request for something done or found (an
-        order for what a tool is declared to do: "play hey jude", a question after things
-        to find: "what are some cool places to visit?" too), gives a result nobody said
-        ("Here are some cool places: 1. Paris ..."), asks the user back ("Which city are
-        you leaving from?"), as the tool's parameters would, offers help as if nothing
+        (relatedness, see center/meaning) belongs: it promises the action ("Yes, I can call
+        you a cab now."), settles a question about the user's things or a moment that only a
+        tool can ("Yes, my rice is ready."), or, to a request for something done or found
+        (an order for what a tool is declared to do: "play hey jude", a question after
+        things to find: "what are some cool places to visit?" too), gives a result nobody
+        said ("Here are some cool places: 1. Paris ..."), asks the user back ("Which city
+        are you leaving from?"), as the tool's parameters would, offers help as if nothing
         were asked ("How can I assist you today?"), declines what a tool is there for
         ("Sorry, I can't help with that.") or writes out a tool's declaration ("Find a
         restaurant of a particular cuisine"). Specifics alone are no sign of a call: an
-        answer to a question about the world has them too, and such a question can be
-        near a tool in meaning. Not after a node's validation error or a server tool's
-        result."""
+        answer to a question about the world has them too, and such a question can be near a
+        tool in meaning. Not after a node's validation error or a server tool's result."""
         text = (reply.content or "").strip()
         if not text or node_errors or turn.trace["server_tools"] or not self._tools(turn):
             return False

@@ -54,7 +54,8 @@ def _example_sentences(spec: ToolSpec) -> list[str]:
         values = example.get("expected_parameters")
         for key, value in (values.items() if isinstance(values, dict) else ()):
             if isinstance(value, str) and value[:1].isupper():  # a name, as it is written
-                request = re.sub(rf"\b{re.escape(value)}\b", key.replace("_", " "), request)
+                said_as = str(key).replace("_", " ")
+                request = re.sub(rf"\b{re.escape(value)}\b", lambda _, s=said_as: s, request)
         if request:
             found.append(request)
     return found
