@@ -15,8 +15,8 @@ now.") stands in for a result the tool never gave. So does one with specifics no
 said in answer to a request for something done or found ("I need a oneway flight" ->
 "Oneway flight: 100 miles to Chicago"), whether or not a tool serves it, and a yes or a
 no to a question about the user's own things ("is my rice ready yet?" -> "Yes, my rice
-is ready.") or about a moment ("is it going to be nice tomorrow?" -> "Yes, it is going
-to be nice tomorrow."): only a tool, or the user, knows that. An answer that writes out
+is ready.") or about a moment ("will the shop be open tomorrow?" -> "Yes, it will be
+open tomorrow."): only a tool, or the user, knows that. An answer that writes out
 a tool's declaration ("Find restaurant", "movies get rated based on their genre and
 optionally director") is no answer at all, nor is a call written out as text
 (`shopping_list {"action": "add"}`), nor one of a tool's example requests said back
@@ -330,7 +330,7 @@ _YES_NO = re.compile(r"^\W*(?:is|are|am|was|were|has|have|had|did|do|does|will|w
                      r"should|shall|can|could)\b", re.IGNORECASE)
 _MOMENT = frozenset({"now", "yet", "today", "tonight", "tomorrow", "currently"})
 # "are you still there", "can you hear me now": the assistant speaks for itself ("do you
-# think it will rain tomorrow" asks about the world all the same).
+# think the shop is open today" asks about the world all the same).
 _TO_THE_ASSISTANT = re.compile(r"^\W*\w+\s+you\b(?!\s+(?:think|know|reckon)\b)",
                                re.IGNORECASE)
 
@@ -338,8 +338,8 @@ _TO_THE_ASSISTANT = re.compile(r"^\W*\w+\s+you\b(?!\s+(?:think|know|reckon)\b)",
 def settles_the_users_question(answer: str, utterance: str) -> bool:
     """Whether `answer` says yes or no to a question about the user's own things or
     doings ("is my rice ready yet", "did I leave the lights on"), or settles one about a
-    moment ("is it going to be nice tomorrow" -> "Yes, ...", "is the pasta timer done
-    yet" -> "The pasta timer is not done yet."): only a tool, or the user, knows that."""
+    moment ("will the shop be open tomorrow" -> "Yes, ...", "has the parcel come yet" ->
+    "The parcel has not come yet."): only a tool, or the user, knows that."""
     text = answer.strip().replace("\u2019", "'")
     said = utterance.replace("\u2019", "'")
     verdict = _VERDICT.search(text) is not None

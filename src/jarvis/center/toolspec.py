@@ -66,11 +66,22 @@ class ToolSpec:
         return self.schema.get("function", self.schema).get("parameters") or {}
 
     @property
+    def example_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        """The command's examples, in order: each request ("" where one gives none) and
+        the values it expects ({} where it gives none)."""
+        examples = (self.command or {}).get("examples") or []
+        return [(str(e.get("voice_command") or "").strip(), _expected_values(e))
+                for e in examples if isinstance(e, dict)]
+
+    @property
     def example_requests(self) -> list[str]:
         """The requests of the command's examples, in order ("" where one gives none)."""
-        examples = (self.command or {}).get("examples") or []
-        return [str(e.get("voice_command") or "").strip() for e in examples
-                if isinstance(e, dict)]
+        return [request for request, _ in self.example_calls]
+
+
+def _expected_values(example: dict[str, Any]) -> dict[str, Any]:
+    values = example.get("expected_parameters")
+    return values if isinstance(values, dict) else {}
 
 
 @dataclass

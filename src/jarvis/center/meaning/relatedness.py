@@ -44,15 +44,12 @@ def declaration_sentences(spec: ToolSpec) -> list[str]:
 
 def _example_sentences(spec: ToolSpec) -> list[str]:
     """The requests of the command's examples, each name they give said as the name of
-    its parameter ("what time is it in Tokyo" -> "what time is it in location"): the
-    places and titles an example happens to use say nothing of what the command is for,
-    and would make any request naming them near it ("how many people live in tokyo")."""
-    examples = (spec.command or {}).get("examples") or []
+    its parameter ("book a table at Nopa" -> "book a table at restaurant"): the places
+    and titles an example happens to use say nothing of what the command is for, and
+    would make any request naming them near it ("how do I get to nopa")."""
     found = []
-    for example in [e for e in examples if isinstance(e, dict)][:_EXAMPLES]:
-        request = str(example.get("voice_command") or "").strip()
-        values = example.get("expected_parameters")
-        for key, value in (values.items() if isinstance(values, dict) else ()):
+    for request, values in spec.example_calls[:_EXAMPLES]:
+        for key, value in values.items():
             if isinstance(value, str) and value[:1].isupper():  # a name, as it is written
                 said_as = str(key).replace("_", " ")
                 request = re.sub(rf"\b{re.escape(value)}\b", lambda _, s=said_as: s, request)
