@@ -255,11 +255,22 @@ REMARKS = [
     "those lights were really bright at the stadium",
 ]
 
+# Habits and hopes, each with a command's word: told, not asked (center/remarks.py).
+HABITS_AND_HOPES = [
+    "my husband always leaves the porch light on",
+    "we never use the timer on the microwave",
+    "nobody in this house ever adds milk to the shopping list",
+    "my brother keeps playing the same song",
+    "i hope the snow melts before the weekend",
+    "i wish the weather was warmer in march",
+]
 
-def test_a_remark_on_how_something_was_calls_nothing(
-    client: Any, schemas: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+
+@pytest.mark.parametrize("remarks", [REMARKS, HABITS_AND_HOPES], ids=["was", "habit_or_hope"])
+def test_a_remark_calls_nothing(
+    client: Any, schemas: tuple[list[dict[str, Any]], list[dict[str, Any]]], remarks: list[str],
 ) -> None:
-    acted = [(text, response.stop_reason) for text in REMARKS
+    acted = [(text, response.stop_reason) for text in remarks
              if (response := _ask(client, schemas, text)).stop_reason != "complete"]
     assert not acted, acted  # neither a call nor a question about a value
 

@@ -52,6 +52,29 @@ def test_a_remark_on_how_it_is_or_a_liking_is_told(utterance: str, remark: bool)
     assert only_remarks(utterance) is remark
 
 
+@pytest.mark.parametrize(("utterance", "remark"), [
+    ("my husband always leaves the porch light on", True),  # a habit told
+    ("we never use the timer on the microwave", True),
+    ("nobody in this house ever adds milk to the list", True),
+    ("my brother keeps playing the same song", True),
+    ("we used to roll dice for the chores", True),
+    ("i hope the snow melts before the weekend", True),  # a hope about the world
+    ("i really wish that it was warmer in march", True),
+    ("I always forget to buy milk, add it to my list", False),  # a second clause asks
+    ("I usually take the bus, find me one at 8", False),
+    ("play the song we always play on fridays", False),  # a request opens with its verb
+    ("do you always play the same songs", False),  # a question
+    ("my alarm never goes off, is it set?", False),
+    ("I usually like to eat Italian food in San Jose", False),  # a liking asks here
+    ("I hope to find a cheap restaurant", False),  # the speaker's own doing asks
+    ("I hope you can book me a table", False),  # the assistant's doing asks
+    ("I wish there was a bus to Fresno tomorrow", False),  # "there is" asks whether
+    ("I hope the restaurant has a table, can you check", False),
+])
+def test_a_habit_or_a_hope_is_told_from_a_request(utterance: str, remark: bool) -> None:
+    assert only_remarks(utterance) is remark
+
+
 # --- in the engine (a scripted LLM: the test is about what the engine does with it) ------------
 FORECAST = function_tool("get_forecast", {"city": {"type": "string"}}, [],
                          "Gets the weather forecast for a city")

@@ -24,11 +24,18 @@ A liking said of something at hand ("i love this song", "we really hate that mov
 asks for nothing either: the speaker's own feeling, with the thing pointed at and
 nothing more: no wish ("I'd love ..."), no infinitive ("I like to ..."), no second
 clause ("..., play it again").
+
+What keeps happening ("my neighbour always parks across our gate", "we used to walk to
+school", "nobody ever thanks the cook") is the same form with a word of habit in place of
+"was": a habit told asks for nothing done now. A hope or a wish about the world ("i hope
+the parcel comes before friday", "i wish the shop opened earlier") has a subject of its
+own after "hope" or "wish": "I hope to find a table", "I wish you could book it" ask.
 """
 
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from jarvis.center.keywords import LEAD_INS, asks_for_information, opening_word, words
 
@@ -49,7 +56,7 @@ _NOW_OR_WISH = frozenset({
     "doesn't", "have", "has", "i've", "we've", "will", "won't", "i'll", "you'll", "we'll",
     "would", "wouldn't", "i'd", "you'd", "shall", "should", "can", "can't", "could",
     "couldn't", "may", "might", "must", "let", "let's", "please", "want", "wants", "need",
-    "needs", "like", "likes", "love", "hope", "wonder", "think",
+    "needs", "like", "likes", "love", "hope", "wish", "wonder", "think",
 })
 # "I was hoping to ...", "we were looking for ...": a request put politely in the past.
 _INTENDING = frozenset({
@@ -79,10 +86,11 @@ _JUDGEMENTS = frozenset({
 
 
 def only_remarks(utterance: str) -> bool:
-    """Whether `utterance` only remarks on how something was or is, or on a liking,
-    asking for nothing (see the module's docstring)."""
+    """Whether `utterance` only remarks on how something was or is, on a liking, a habit
+    or a hope, asking for nothing (see the module's docstring)."""
     return (remarks_on_the_past(utterance) or remarks_on_how_it_is(utterance)
-            or remarks_on_a_liking(utterance))
+            or remarks_on_a_liking(utterance) or remarks_on_a_habit(utterance)
+            or remarks_on_a_hope(utterance))
 
 
 def remarks_on_the_past(utterance: str) -> bool:
@@ -141,15 +149,55 @@ def remarks_on_how_it_is(utterance: str) -> bool:
         for index, word in enumerate(heard))
 
 
-def _statement(utterance: str) -> list[str] | None:
-    """The words of `utterance` when it is a statement that opens with its subject (a
-    determiner or a pronoun), no question; else None."""
+# Words of habit: what they say of their subject keeps happening, or no longer does.
+_HABITUAL = frozenset({"always", "never", "usually", "ever", "often", "rarely", "seldom",
+                       "constantly"})
+# Subjects a habit is told of beside those of a remark ("nobody ever thanks the cook").
+_HABIT_SUBJECTS = _SUBJECT_OPENINGS | {"nobody", "everybody", "everyone", "somebody",
+                                       "someone"}
+
+
+def remarks_on_a_habit(utterance: str) -> bool:
+    """Whether `utterance` only tells what keeps happening ("we always forget the umbrella
+    when we go out"), asking for nothing (see the module's docstring)."""
+    heard = _statement(utterance, _HABIT_SUBJECTS)
+    if heard is None or any(word in _ASKING_BESIDE_BE for word in heard):
+        return False
+    pairs = list(pairwise(heard))
+    return (any(word in _HABITUAL for word in heard) or ("used", "to") in pairs
+            or any(word in ("keeps", "keep") and after.endswith("ing") for word, after in pairs))
+
+
+_HOPING = frozenset({"hope", "hoped", "wish", "wished"})
+# Whom a hope may be of: not the assistant ("I hope you can find one") nor the speaker's
+# own doing ("I hope we get a table"); "I wish there was a bus" asks whether there is.
+_HOPED_OF = _SUBJECT_OPENINGS - {"you", "your", "i", "we"}
+
+
+def remarks_on_a_hope(utterance: str) -> bool:
+    """Whether `utterance` only hopes or wishes something of the world ("i hope the parcel
+    comes before friday"), asking for nothing (see the module's docstring)."""
+    heard = _statement(utterance, frozenset({"i", "we"}))
+    if heard is None:
+        return False
+    heard = [w for w in heard if w not in LEAD_INS and w not in _DEGREE]
+    if len(heard) < 4 or heard[1] not in _HOPING:
+        return False
+    subject = heard[3] if heard[2] == "that" else heard[2]
+    return subject in _HOPED_OF and not any(
+        word in ("you", "your", "please", "can", "could") for word in heard)
+
+
+def _statement(utterance: str, openings: frozenset[str] = _SUBJECT_OPENINGS
+               ) -> list[str] | None:
+    """The words of `utterance` when it is a statement that opens with its subject (one of
+    `openings`: a determiner or a pronoun), no question; else None."""
     if "?" in utterance or asks_for_information(utterance):
         return None
     clauses = _clauses(utterance, ",;.!")
     # Each clause says how its subject was, or tags it ("..., wasn't it"); one that opens
     # otherwise may ask ("the room was too noisy, find me another").
-    if not clauses or opening_word(clauses[0]) not in _SUBJECT_OPENINGS:
+    if not clauses or opening_word(clauses[0]) not in openings:
         return None
     if any(opening_word(c) not in _LATER_CLAUSE_OPENINGS for c in clauses[1:]):
         return None
