@@ -264,9 +264,16 @@ HABITS_AND_HOPES = [
     "i hope the snow melts before the weekend",
     "i wish the weather was warmer in march",
 ]
+# Said to someone else in the room, a command's word in each.
+TO_SOMEONE_ELSE = [
+    "kids, dinner in ten minutes",
+    "honey, your alarm has been ringing for ages",
+    "mom, i already put the timer on for the cookies",
+]
 
 
-@pytest.mark.parametrize("remarks", [REMARKS, HABITS_AND_HOPES], ids=["was", "habit_or_hope"])
+@pytest.mark.parametrize("remarks", [REMARKS, HABITS_AND_HOPES, TO_SOMEONE_ELSE],
+                         ids=["was", "habit_or_hope", "to_someone_else"])
 def test_a_remark_calls_nothing(
     client: Any, schemas: tuple[list[dict[str, Any]], list[dict[str, Any]]], remarks: list[str],
 ) -> None:

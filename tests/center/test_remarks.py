@@ -75,6 +75,20 @@ def test_a_habit_or_a_hope_is_told_from_a_request(utterance: str, remark: bool) 
     assert only_remarks(utterance) is remark
 
 
+@pytest.mark.parametrize(("utterance", "remark"), [
+    ("kids, dinner in ten minutes", True),  # said to someone in the room
+    ("hey honey, the oven timer went off", True),
+    ("dad, can you turn the lights off", True),
+    ("jarvis, honey, set a timer", False),  # the assistant is named
+    ("honey the pizza is here", False),  # no comma: "honey" may be a word of the request
+    ("mom's birthday is friday, remind me", False),
+    ("honey,", False),  # nothing said to them
+])
+def test_talk_to_someone_else_asks_nothing_of_the_assistant(utterance: str,
+                                                            remark: bool) -> None:
+    assert only_remarks(utterance) is remark
+
+
 # --- in the engine (a scripted LLM: the test is about what the engine does with it) ------------
 FORECAST = function_tool("get_forecast", {"city": {"type": "string"}}, [],
                          "Gets the weather forecast for a city")

@@ -30,6 +30,10 @@ school", "nobody ever thanks the cook") is the same form with a word of habit in
 "was": a habit told asks for nothing done now. A hope or a wish about the world ("i hope
 the parcel comes before friday", "i wish the shop opened earlier") has a subject of its
 own after "hope" or "wish": "I hope to find a table", "I wish you could book it" ask.
+
+Words said to someone else in the room ("honey, the parcel came", "kids, dinner in five
+minutes"), opening by calling them by a word for family or a loved one, ask nothing of
+the assistant; a wake word heard by mistake brings such talk in.
 """
 
 from __future__ import annotations
@@ -90,7 +94,7 @@ def only_remarks(utterance: str) -> bool:
     or a hope, asking for nothing (see the module's docstring)."""
     return (remarks_on_the_past(utterance) or remarks_on_how_it_is(utterance)
             or remarks_on_a_liking(utterance) or remarks_on_a_habit(utterance)
-            or remarks_on_a_hope(utterance))
+            or remarks_on_a_hope(utterance) or speaks_to_someone_else(utterance))
 
 
 def remarks_on_the_past(utterance: str) -> bool:
@@ -186,6 +190,20 @@ def remarks_on_a_hope(utterance: str) -> bool:
     subject = heard[3] if heard[2] == "that" else heard[2]
     return subject in _HOPED_OF and not any(
         word in ("you", "your", "please", "can", "could") for word in heard)
+
+
+# Words for family or a loved one that open talk to them ("mom, ...").
+_ADDRESSES = frozenset({"honey", "sweetie", "sweetheart", "darling", "babe", "mom", "mum",
+                        "dad", "mommy", "daddy", "kids", "son", "grandma", "grandpa"})
+
+
+def speaks_to_someone_else(utterance: str) -> bool:
+    """Whether `utterance` opens by calling someone other than the assistant ("honey,
+    the parcel came"), unless it names the assistant (see the module's docstring)."""
+    first, _, rest = utterance.partition(",")
+    called = [w for w in words(first) if w not in LEAD_INS]
+    return (len(called) == 1 and called[0] in _ADDRESSES and bool(words(rest))
+            and "jarvis" not in words(utterance))
 
 
 def _statement(utterance: str, openings: frozenset[str] = _SUBJECT_OPENINGS
