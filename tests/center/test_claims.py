@@ -266,6 +266,9 @@ def test_words_in_place_of_a_named_tool_become_its_question_small_talk_keeps_the
     ("Yes, it is a good day for a picnic tomorrow.", "is it a good day for a picnic tomorrow"),
     ("The pasta timer is not done yet.", "is the pasta timer done yet"),
     ("No, it will be dry tonight.", "do you think it will rain tonight"),
+    # Words that lead in leave the question what it is.
+    ("Yes, it will be sunny tomorrow.", "hey jarvis, will it be sunny tomorrow"),
+    ("Yes, your parcel came.", "ok so did my parcel come"),
 ])
 def test_a_yes_or_no_about_the_users_things_settles_what_only_a_tool_knows(
         answer: str, said: str) -> None:
@@ -282,6 +285,7 @@ def test_a_yes_or_no_about_the_users_things_settles_what_only_a_tool_knows(
     ("No, Pluto is a dwarf planet.", "is pluto still a planet"),
     ("Tomorrow is Thursday.", "what day is it tomorrow"),
     ("It depends on how you feel.", "should i go for a run today"),
+    ("Yes, I'm here.", "jarvis, are you there now"),
 ])
 def test_general_questions_and_other_answers_settle_nothing(answer: str, said: str) -> None:
     assert not settles_the_users_question(answer, said)

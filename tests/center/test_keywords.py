@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jarvis.center.keywords import (
+    after_lead_ins,
     asks_for_information,
     keyword_heard,
     keyword_hints,
@@ -166,3 +167,14 @@ def test_a_question_for_information_is_told_from_a_request(utterance: str,
 ])
 def test_a_verb_of_searching_is_heard(text: str, searching: bool) -> None:
     assert says_searching(text) is searching
+
+
+@pytest.mark.parametrize(("utterance", "rest"), [
+    ("hey jarvis, will it rain tomorrow", "will it rain tomorrow"),
+    ("Jarvis: is the shop open", "is the shop open"),
+    ("ok so, did my parcel come", "did my parcel come"),
+    ("heyday of jazz", "heyday of jazz"),  # a word that only begins like one
+    ("will it snow, jarvis", "will it snow, jarvis"),  # only the words before
+])
+def test_the_words_that_lead_in_are_left_off(utterance: str, rest: str) -> None:
+    assert after_lead_ins(utterance) == rest

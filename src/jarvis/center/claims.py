@@ -33,6 +33,7 @@ from rapidfuzz import fuzz
 from jarvis.center.keywords import (
     DOING_VERBS,
     LOOKUP_VERBS,
+    after_lead_ins,
     same_word,
     says_searching,
     telling_words,
@@ -341,7 +342,7 @@ def settles_the_users_question(answer: str, utterance: str) -> bool:
     moment ("will the shop be open tomorrow" -> "Yes, ...", "has the parcel come yet" ->
     "The parcel has not come yet."): only a tool, or the user, knows that."""
     text = answer.strip().replace("\u2019", "'")
-    said = utterance.replace("\u2019", "'")
+    said = after_lead_ins(utterance.replace("\u2019", "'"))  # "hey jarvis, will it ..."
     verdict = _VERDICT.search(text) is not None
     if verdict and _ABOUT_THE_USER.search(said) is not None:
         return True

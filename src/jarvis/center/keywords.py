@@ -195,6 +195,16 @@ def without_lead_ins(utterance: str) -> list[str]:
     return [w for w in words(utterance) if w not in LEAD_INS]
 
 
+# The lead-ins a sentence opens with, and the marks between them ("hey jarvis, ").
+_LEADING = re.compile(rf"^(?:\W*\b(?:{'|'.join(sorted(LEAD_INS))})\b)+\W*", re.IGNORECASE)
+
+
+def after_lead_ins(utterance: str) -> str:
+    """`utterance` from its first word that is no lead-in ("hey jarvis, will it ..." ->
+    "will it ..."), as said."""
+    return _LEADING.sub("", utterance, count=1)
+
+
 def opening_word(utterance: str) -> str:
     """The word a sentence opens with, after its lead-ins ("" when there is none)."""
     return next(iter(without_lead_ins(utterance)), "")
