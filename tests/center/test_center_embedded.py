@@ -216,6 +216,24 @@ def test_the_words_a_command_declares_for_an_enum_value_choose_it(
         assert name == tool and _matches(arguments, expected), (text, name, arguments)
 
 
+# Said as people say them, without the words of the request's usual form ("cancel",
+# "add"): the commands' own examples reach them.
+INDIRECT_CASES: list[tuple[str, str]] = [
+    ("hey jarvis stop the egg timer", "cancel_timer"),
+    ("never mind the pizza timer", "cancel_timer"),
+    ("is the rice timer done yet", "check_timers"),
+    ("we're out of orange juice", "shopping_list"),
+]
+
+
+def test_a_request_said_indirectly_reaches_its_command(
+    client: Any, schemas: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+) -> None:
+    reached = {text: _call_arguments(client, schemas, text)[0] for text, _ in INDIRECT_CASES}
+    missed = [(text, reached[text]) for text, tool in INDIRECT_CASES if reached[text] != tool]
+    assert not missed, missed
+
+
 # Questions and remarks that hold a command's word, and requests no command can do; none
 # of them is in a training corpus of the answer probe (bench/train_answer_probe.py).
 NOT_REQUESTS = [

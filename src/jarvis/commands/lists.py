@@ -320,6 +320,7 @@ class ShoppingListCommand(_ListCommand):
                            {"action": "remove", "items": ["bread"]}),
             CommandExample("I bought the bananas", {"action": "complete", "items": ["bananas"]}),
             CommandExample("clear my shopping list", {"action": "clear"}),
+            CommandExample("we're out of milk", {"action": "add", "items": ["milk"]}),
         ]
 
     @property

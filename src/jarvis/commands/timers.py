@@ -270,6 +270,7 @@ class CheckTimersCommand(IJarvisCommand):
         return [
             CommandExample("how much time is left on my timer", {}, is_primary=True),
             CommandExample("what timers do I have", {}),
+            CommandExample("is the egg timer done yet", {}),
         ]
 
     @property
@@ -342,6 +343,7 @@ class CancelTimerCommand(IJarvisCommand):
             CommandExample("cancel the pasta timer", {"label": "pasta"}, is_primary=True),
             CommandExample("cancel my timer", {}),
             CommandExample("cancel all timers", {"all_timers": True}),
+            CommandExample("stop the timer", {}),
         ]
 
     @property
