@@ -188,8 +188,9 @@ def remarks_on_a_hope(utterance: str) -> bool:
     if len(heard) < 4 or heard[1] not in _HOPING:
         return False
     subject = heard[3] if heard[2] == "that" else heard[2]
+    # Lead-ins ("please") are left out above: only the assistant or a modal asks here.
     return subject in _HOPED_OF and not any(
-        word in ("you", "your", "please", "can", "could") for word in heard)
+        word in ("you", "your", "can", "could") for word in heard)
 
 
 # Words for family or a loved one that open talk to them ("mom, ...").
