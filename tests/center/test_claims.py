@@ -15,6 +15,7 @@ from jarvis.center.claims import (
     asks_the_user_back,
     declines,
     echoes_a_declaration,
+    lists_a_tools_words,
     promises_a_deed,
     promises_action,
     restates_an_example,
@@ -256,6 +257,48 @@ def test_words_in_place_of_a_named_tool_become_its_question_small_talk_keeps_the
     assert ask("I need a oneway flight")["assistant_message"] == REFUSAL
     assert [r.must_call for r in backend.requests] == [False, True, False, True, False, False,
                                                        False, False]
+
+
+SONGS = function_tool("find_songs", {"genre": {"type": "string",
+                                              "description": "Genre of the song"}},
+                      [], "Search for a song")
+GROCERIES: dict[str, Any] = {
+    "command_name": "groceries", "description": "Keep the grocery list.",
+    "parameters": [{"name": "item", "type": "string", "required": True}],
+    "keywords": ["grocery", "groceries", "buy", "list"]}
+
+
+def test_an_answer_listing_another_tools_keywords_becomes_the_call_meant(
+    make_center: Any,
+) -> None:
+    # Scripted: the model writes out the prompt's words for another tool.
+    backend = ScriptedBackend([text("jazz songs: grocery, groceries, buy, list"),
+                               tool_calls(("find_songs", {"genre": "jazz"})),
+                               text("songs: grocery, groceries, buy, list")])
+    center = make_center(backend)
+
+    def ask(request: str) -> dict[str, Any]:
+        cid = conversation_id()
+        center.start(cid, [SONGS], [GROCERIES])
+        return center.command(cid, request)
+
+    listed = ask("find me some jazz songs")
+    assert listed["stop_reason"] == "tool_calls"
+    assert json.loads(listed["tool_calls"][0]["function"]["arguments"]) == {"genre": "jazz"}
+    # Given to a question of knowledge, the list is no answer either.
+    assert ask("how long is the longest song ever recorded")["assistant_message"] == REFUSAL
+    assert [r.must_call for r in backend.requests] == [False, True, False]
+
+
+def test_an_answer_listing_a_tools_keywords_writes_them_out() -> None:
+    lists = [["grocery", "groceries", "buy", "list"], ["timer", "countdown", "alarm"]]
+    assert lists_a_tools_words("attractions to visit: grocery, groceries, buy, list", lists)
+    assert lists_a_tools_words("Timer, countdown, alarm.", lists)
+    # A few of them in a sentence of its own is an answer.
+    assert not lists_a_tools_words(
+        "You can buy a kitchen timer at any grocery store, or use the alarm on your "
+        "phone as a countdown.", lists)
+    assert not lists_a_tools_words("Buy the groceries on your list first.", lists)
 
 
 @pytest.mark.parametrize(("answer", "said"), [

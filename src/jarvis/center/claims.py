@@ -49,6 +49,7 @@ __all__ = [
     "asks_the_user_back",
     "declines",
     "echoes_a_declaration",
+    "lists_a_tools_words",
     "offers_help",
     "promises_a_deed",
     "promises_action",
@@ -259,6 +260,24 @@ def echoes_a_declaration(answer: str, declarations: Iterable[tuple[str, str]],
         if _copies_a_run(declared, runs) and 2 * sum(w in own for w in said) >= len(said):
             return True
     return False
+
+
+def lists_a_tools_words(answer: str, keyword_lists: Iterable[Iterable[str]]) -> bool:
+    """Whether `answer` is mostly a list of one tool's keywords ("things to send: parcel,
+    courier, tracking, delivery"): a small model that cannot place a request writes out
+    the words the prompt gives each tool. `keyword_lists`: each tool's keywords."""
+    said = words(answer)
+    for keywords in keyword_lists:
+        own = {k.lower() for k in keywords}
+        listed = {w for w in said if w in own}
+        used = sum(w in listed for w in said)
+        if len(listed) >= _LISTED_KEYWORDS and 2 * used >= len(said):
+            return True
+    return False
+
+
+# Distinct keywords of one tool an answer lists when it writes them out.
+_LISTED_KEYWORDS = 3
 
 
 def restates_an_example(answer: str, examples: Iterable[str], request: str) -> bool:

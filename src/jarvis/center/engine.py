@@ -41,6 +41,7 @@ from jarvis.center.claims import (
     asks_the_user_back,
     declines,
     echoes_a_declaration,
+    lists_a_tools_words,
     offers_help,
     promises_a_deed,
     promises_action,
@@ -1022,8 +1023,7 @@ class Engine:
             return {}
         if turn.tool_hints is not None:
             return turn.tool_hints
-        keywords = {name: (spec.command or {}).get("keywords") or []
-                    for name, spec in turn.catalog.tools.items()}
+        keywords = {name: spec.keywords for name, spec in turn.catalog.tools.items()}
         heard = keyword_hints(turn.voice_command, keywords)
         # Every tool that declares keywords is listed (0.0: none heard), so a backend can
         # tell "nothing named" from "nothing known".
@@ -1360,13 +1360,14 @@ _AMOUNT_KINDS = frozenset({"int", "float", "timedelta"})
 
 def _echoes(turn: _Turn, text: str) -> bool:
     """Whether an answer writes out the declaration of a tool of the turn, a call of one,
-    or a request its examples or description quote (see claims.py)."""
+    a request its examples or description quote, or its keywords (see claims.py)."""
     tools = turn.catalog.tools
     keys = {name: list(spec.params) for name, spec in tools.items()}
     return writes_a_call(text, keys) or echoes_a_declaration(
         text, [(spec.name, spec.description) for spec in tools.values()],
         turn.voice_command or "",
-    ) or restates_an_example(text, _example_requests(turn), turn.voice_command or "")
+    ) or restates_an_example(text, _example_requests(turn), turn.voice_command or "") or (
+        lists_a_tools_words(text, [spec.keywords for spec in tools.values()]))
 
 
 def _example_requests(turn: _Turn) -> list[str]:

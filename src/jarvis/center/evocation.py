@@ -51,9 +51,8 @@ def declaration_words(spec: ToolSpec) -> set[str]:
         texts += [param.name, param.description or "", *(param.enum or ())]
         texts += [word for said in param.synonyms.values() for word in said]
     found = set().union(*(telling_words(text) for text in texts)) - REQUEST_VERBS
-    keywords = (spec.command or {}).get("keywords") or []
     # A keyword may be a phrase ("turn on"): matched whole, as routing matches it.
-    return found | {str(k) for k in keywords if str(k).strip()}
+    return found | {k for k in spec.keywords if k.strip()}
 
 
 def evokes(user_words: str, spec: ToolSpec, related: float | None = None,

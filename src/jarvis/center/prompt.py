@@ -180,7 +180,7 @@ _PROMPT_KEYWORDS = 8
 
 def _keyword_line(tool: ToolSpec) -> str:
     # Words of two letters or fewer ("in") point everywhere.
-    words = [str(w) for w in (tool.command or {}).get("keywords") or [] if len(str(w)) > 2]
+    words = [w for w in tool.keywords if len(w) > 2]
     words = words[:_PROMPT_KEYWORDS]
     return f"{tool.name}: {', '.join(words)}" if words else ""
 

@@ -74,6 +74,11 @@ class ToolSpec:
                 for e in examples if isinstance(e, dict)]
 
     @property
+    def keywords(self) -> list[str]:
+        """The routing keywords the command declares (none for a plain tool)."""
+        return [str(k) for k in (self.command or {}).get("keywords") or []]
+
+    @property
     def example_requests(self) -> list[str]:
         """The requests of the command's examples, in order ("" where one gives none)."""
         return [request for request, _ in self.example_calls]
