@@ -14,7 +14,7 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path.mkdir()
     monkeypatch.setenv("JARVIS_DATA_DIR", str(path))
     for name in ("JARVIS_SECRET_KEY", "JARVIS_CENTER_URL", "JARVIS_CENTER_KEY", "JARVIS_TOOLS",
-                 "JARVIS_CONFIG"):
+                 "JARVIS_CONFIG", "JARVIS_BUILTINS_OFF"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("JARVIS_TIMEZONE", "Europe/Paris")
     return path

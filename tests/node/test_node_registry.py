@@ -7,7 +7,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from jarvis.cli.main import app
 from jarvis.node.registry import discover_commands
 from jarvis.node.runtime import command_context
 from jarvis.node.settings import NodeSettings
@@ -147,3 +149,38 @@ def test_yaml_tools_from_the_data_dir_and_jarvis_tools(
 
     response = registry.get("say_back").execute(RequestInformation(), text="hello there")
     assert response.success and "hello there" in (response.message or "")
+
+
+def _listed() -> tuple[str, str]:
+    """`jarvis commands list` as a user runs it: what it prints, and its warnings."""
+    result = CliRunner().invoke(app, ["commands", "list"])
+    assert result.exit_code == 0, result.output
+    return result.stdout, result.stderr
+
+
+def test_a_builtin_switched_off_leaves_its_name_to_the_users_own_command(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_command(data_dir / "commands", "station.py", "StationWeather", "get_weather")
+    # Without the setting the built-in keeps its name, and the warning says how to yield it.
+    out, warnings = _listed()
+    assert "duplicate command name 'get_weather'" in warnings
+    assert "JARVIS_BUILTINS_OFF=get_weather leaves the built-in out" in warnings
+    assert "station.py" not in out
+
+    monkeypatch.setenv("JARVIS_BUILTINS_OFF", "get_weather, tell_joke")
+    out, warnings = _listed()
+    line = next(line for line in out.splitlines() if "get_weather" in line)
+    assert "station.py" in line
+    assert "tell_joke" not in out and "calculate" in out
+    assert "duplicate" not in warnings
+
+
+def test_a_builtin_name_that_does_not_exist_is_reported_with_the_known_ones(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JARVIS_BUILTINS_OFF", "musik")
+    out, warnings = _listed()
+    assert "no built-in command is named 'musik'" in warnings
+    assert "music" in warnings and "get_weather" in warnings
+    assert "music" in out  # nothing is left out

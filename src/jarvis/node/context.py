@@ -31,7 +31,7 @@ def load_registry(settings: NodeSettings, store: NodeStore) -> CommandRegistry:
     until `registry.close()`.
     """
     context = command_context(settings, store)
-    registry = discover_commands(context)
+    registry = discover_commands(context, builtins_off=settings.builtins_off)
     _add_mcp_servers(registry, settings, context)
     return registry
 

@@ -3,7 +3,10 @@
 Every source is tried; a module that fails to import or a class that cannot be built is
 reported in `CommandRegistry.problems` and the others still load. When two sources give
 the same command name the first one wins (built-ins, then entry points, then
-`<data_dir>/commands/*.py`, then YAML tools) and the clash is reported.
+`<data_dir>/commands/*.py`, then YAML tools) and the clash is reported. Built-ins named in
+`builtins_off` (the node's `JARVIS_BUILTINS_OFF`) are left out, so a command of the user's
+own can take a built-in's name, or do its work under another name without the built-in
+competing for the same requests.
 """
 
 from __future__ import annotations
@@ -79,13 +82,12 @@ class CommandRegistry:
             self.problems.append(RegistryProblem(source, f"command_name failed: {exc}"))
             return False
         if name in self.commands:
-            self.problems.append(
-                RegistryProblem(
-                    source,
-                    f"duplicate command name '{name}' (already provided by "
-                    f"{self.sources[name]}); this one is ignored",
-                )
-            )
+            first = self.sources[name]
+            hint = (f"; JARVIS_BUILTINS_OFF={name} leaves the built-in out"
+                    if first.startswith(BUILTIN_PACKAGE) else "")
+            self.problems.append(RegistryProblem(
+                source, f"duplicate command name '{name}' (already provided by {first}); "
+                        f"this one is ignored{hint}"))
             return False
         self.commands[name] = command
         self.sources[name] = source
@@ -160,6 +162,19 @@ def _load_builtins(registry: CommandRegistry, package_name: str) -> None:
     for module in modules:
         for cls in _command_classes(module):
             _instantiate(cls, module.__name__, registry)
+
+
+def _leave_out(registry: CommandRegistry, names: set[str]) -> None:
+    """Drop the built-ins `names` names; a name no built-in has is reported."""
+    for name in sorted(names):
+        if name in registry.commands:
+            del registry.commands[name]
+            del registry.sources[name]
+        else:
+            known = ", ".join(sorted(registry.commands))
+            registry.problems.append(RegistryProblem(
+                "JARVIS_BUILTINS_OFF", f"no built-in command is named '{name}' (built-ins: "
+                                       f"{known})"))
 
 
 def _load_entry_points(registry: CommandRegistry) -> None:
@@ -277,12 +292,15 @@ def discover_commands(
     user_dir: Path | None = None,
     yaml_tools: bool = True,
     builtin_package: str = BUILTIN_PACKAGE,
+    builtins_off: Iterable[str] = (),
 ) -> CommandRegistry:
-    """Load every source, bind each command to `context` and return the registry."""
+    """Load every source, bind each command to `context` and return the registry; the
+    built-ins named in `builtins_off` are left out."""
     registry = CommandRegistry()
     data_dir = context.data_dir
     if builtins:
         _load_builtins(registry, builtin_package)
+        _leave_out(registry, set(builtins_off))
     if entry_points_enabled:
         _load_entry_points(registry)
     directory = user_dir if user_dir is not None else (data_dir / "commands" if data_dir else None)

@@ -68,6 +68,11 @@ def _env_path(name: str) -> Path | None:
     return Path(value).expanduser() if value else None
 
 
+def _env_names(name: str) -> tuple[str, ...]:
+    """A comma-separated list of names ("music, tell_joke")."""
+    return tuple(part.strip() for part in (_env_or_none(name) or "").split(",") if part.strip())
+
+
 def _env_flag(name: str, default: bool) -> bool:
     value = _env_or_none(name)
     if value is None:
@@ -108,6 +113,8 @@ class NodeSettings:
     auto_install: bool = True
     # The MCP servers whose tools become commands; None: <data_dir>/mcp_servers.yaml.
     mcp_servers: Path | None = None
+    # Built-in commands left out (`JARVIS_BUILTINS_OFF`): one of the user's own does their work.
+    builtins_off: tuple[str, ...] = ()
 
     @property
     def mcp_config(self) -> Path:
@@ -130,4 +137,5 @@ class NodeSettings:
             center_ca=_center_ca(),
             auto_install=_env_flag("JARVIS_AUTO_INSTALL", True),
             mcp_servers=_env_path("JARVIS_MCP_SERVERS"),
+            builtins_off=_env_names("JARVIS_BUILTINS_OFF"),
         )
