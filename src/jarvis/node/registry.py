@@ -165,7 +165,7 @@ def _load_builtins(registry: CommandRegistry, package_name: str) -> None:
 
 
 def _leave_out(registry: CommandRegistry, names: set[str]) -> None:
-    """Drop the built-ins `names` names; a name no built-in has is reported."""
+    """Drop the built-ins named in `names`; a name no built-in has is reported."""
     for name in sorted(names):
         if name in registry.commands:
             del registry.commands[name]
