@@ -269,9 +269,8 @@ def lists_a_tools_words(answer: str, keyword_lists: Iterable[Iterable[str]]) -> 
     said = words(answer)
     for keywords in keyword_lists:
         own = {k.lower() for k in keywords}
-        listed = {w for w in said if w in own}
-        used = sum(w in listed for w in said)
-        if len(listed) >= _LISTED_KEYWORDS and 2 * used >= len(said):
+        used = sum(w in own for w in said)
+        if len(own.intersection(said)) >= _LISTED_KEYWORDS and 2 * used >= len(said):
             return True
     return False
 
