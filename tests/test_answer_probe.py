@@ -101,8 +101,8 @@ def test_each_prepared_model_ships_a_probe_trained_on_foreign_commands(
 llama_cpp = pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")
 
 from jarvis.center.llm.embedded import EmbeddedBackend  # noqa: E402
-from jarvis.center.llm.embedded.backend import _first_utterance  # noqa: E402
 from jarvis.center.llm.embedded.options import EmbeddedOptions  # noqa: E402
+from jarvis.center.llm.embedded.request_text import first_utterance  # noqa: E402
 
 
 def _tool(name: str) -> dict[str, Any]:
@@ -145,10 +145,10 @@ def test_the_probe_reads_only_a_conversations_first_utterance() -> None:
     def request(*roles: str) -> LLMRequest:
         return LLMRequest(messages=[{"role": r, "content": "x"} for r in roles])
 
-    assert _first_utterance(request("system", "user"))
-    assert _first_utterance(request("system", "system", "user"))
-    assert not _first_utterance(request("system", "user", "assistant", "user"))  # a follow-up
-    assert not _first_utterance(request("system", "user", "assistant", "tool"))  # a result
+    assert first_utterance(request("system", "user"))
+    assert first_utterance(request("system", "system", "user"))
+    assert not first_utterance(request("system", "user", "assistant", "user"))  # a follow-up
+    assert not first_utterance(request("system", "user", "assistant", "tool"))  # a result
 
 
 # --- training ---------------------------------------------------------------------------------

@@ -27,16 +27,16 @@ from jarvis.center.llm.embedded.prompt import ChatPrompt, normalize_messages
 llama_cpp = pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")
 
 from jarvis.center.llm.embedded import EmbeddedBackend  # noqa: E402
-from jarvis.center.llm.embedded.backend import (  # noqa: E402
-    CANNOT_HELP,
-    _looks_like_a_call,
-    _not_to_copy,
-    _sentences,
-    _speakable,
-    with_no_tool,
-)
 from jarvis.center.llm.embedded.json_text import json_value_end  # noqa: E402
 from jarvis.center.llm.embedded.options import EmbeddedOptions  # noqa: E402
+from jarvis.center.llm.embedded.request_text import not_to_copy  # noqa: E402
+from jarvis.center.llm.embedded.spoken_answer import (  # noqa: E402
+    CANNOT_HELP,
+    looks_like_a_call,
+    speakable,
+    whole_sentences,
+    with_no_tool,
+)
 
 DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 
@@ -124,40 +124,40 @@ def test_value_grammar_for_response_schema() -> None:
 
 
 def test_a_call_written_as_text_is_recognised() -> None:
-    assert _looks_like_a_call('play {"action": "play"}')
-    assert _looks_like_a_call("turn off the kitchen light {}")
-    assert not _looks_like_a_call("Good evening! What can I do for you?")
+    assert looks_like_a_call('play {"action": "play"}')
+    assert looks_like_a_call("turn off the kitchen light {}")
+    assert not looks_like_a_call("Good evening! What can I do for you?")
 
 
 def test_a_call_written_as_text_is_never_spoken() -> None:
-    assert _speakable('square_root {"value": 9}') == CANNOT_HELP
-    assert _speakable('"tell_joke"') == CANNOT_HELP
-    assert _speakable("Leonardo da Vinci painted it.") == "Leonardo da Vinci painted it."
+    assert speakable('square_root {"value": 9}') == CANNOT_HELP
+    assert speakable('"tell_joke"') == CANNOT_HELP
+    assert speakable("Leonardo da Vinci painted it.") == "Leonardo da Vinci painted it."
 
 
 def test_no_answer_to_speak_becomes_cant_help() -> None:
     said = "call my sister"
-    assert _speakable("call my sister", said) == CANNOT_HELP  # the request said back
-    assert _speakable("Book me a flight to Rome.", "book me a flight to rome") == CANNOT_HELP
-    assert _speakable("I'm hungry, I would like to eat.", "Im hungry I would like to eat"
+    assert speakable("call my sister", said) == CANNOT_HELP  # the request said back
+    assert speakable("Book me a flight to Rome.", "book me a flight to rome") == CANNOT_HELP
+    assert speakable("I'm hungry, I would like to eat.", "Im hungry I would like to eat"
                       ) == CANNOT_HELP  # with or without its apostrophe
-    assert _speakable("1", "how many legs does a spider have") == CANNOT_HELP  # a bare number
+    assert speakable("1", "how many legs does a spider have") == CANNOT_HELP  # a bare number
     context = "Today is Wednesday 2026-01-14 (timezone America/New_York)."
-    assert _speakable(context, "um", [context]) == CANNOT_HELP
+    assert speakable(context, "um", [context]) == CANNOT_HELP
     # A copied sentence goes, the rest of the answer stays.
-    assert _speakable(context + " It was lovely.", "the weather was lovely yesterday",
+    assert speakable(context + " It was lovely.", "the weather was lovely yesterday",
                       [context]) == "It was lovely."
     # An example request of the prompt sounds done when nothing was.
-    assert _speakable("Set a timer for 5 minutes.", "set a",
+    assert speakable("Set a timer for 5 minutes.", "set a",
                       ["set a timer for 5 minutes"]) == CANNOT_HELP
     # Short replies in the user's words, and real answers, stay.
-    assert _speakable("Good night!", "good night") == "Good night!"
-    assert _speakable("Okay.", "okay") == "Okay."
+    assert speakable("Good night!", "good night") == "Good night!"
+    assert speakable("Okay.", "okay") == "Okay."
     # ... but a word or two of a request said back is no answer to it.
-    assert _speakable("doctor", "Hi, I need to find a doctor.") == CANNOT_HELP
-    assert _speakable("Find apartment", "Can you find me an apartment?") == CANNOT_HELP
-    assert _speakable("Hello!", "can you say hello") == "Hello!"
-    assert _speakable("Paris is the capital of France.", "what is the capital of france",
+    assert speakable("doctor", "Hi, I need to find a doctor.") == CANNOT_HELP
+    assert speakable("Find apartment", "Can you find me an apartment?") == CANNOT_HELP
+    assert speakable("Hello!", "can you say hello") == "Hello!"
+    assert speakable("Paris is the capital of France.", "what is the capital of france",
                       [context]) == "Paris is the capital of France."
 
 
@@ -168,7 +168,7 @@ def test_what_an_answer_must_not_copy_comes_from_the_prompt() -> None:
         {"role": "system", "content": prompt},
         {"role": "system", "content": "Today is Wednesday 2026-01-14."},
         {"role": "user", "content": "um"}])
-    assert _not_to_copy(request) == ["set a timer for 5 minutes",
+    assert not_to_copy(request) == ["set a timer for 5 minutes",
                                      "Today is Wednesday 2026-01-14."]
 
 
@@ -344,11 +344,11 @@ def test_small_talk_gets_a_direct_answer(backend: EmbeddedBackend) -> None:
 
 
 def test_a_cut_answer_ends_at_its_last_sentence_end() -> None:
-    assert _sentences("Rome was founded in 753 BC. It grew into an emp") == (
+    assert whole_sentences("Rome was founded in 753 BC. It grew into an emp") == (
         "Rome was founded in 753 BC.")
-    assert _sentences('He said "go!" and left. Then') == 'He said "go!" and left.'
-    assert _sentences("Pi is 3.14159 and then some") == "Pi is 3.14159 and then some"
-    assert _sentences("no sentence end at all ") == "no sentence end at all"
+    assert whole_sentences('He said "go!" and left. Then') == 'He said "go!" and left.'
+    assert whole_sentences("Pi is 3.14159 and then some") == "Pi is 3.14159 and then some"
+    assert whole_sentences("no sentence end at all ") == "no sentence end at all"
 
 
 @pytest.mark.model

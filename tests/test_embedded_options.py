@@ -46,7 +46,8 @@ def test_bench_backend_args_become_options_or_a_clear_exit() -> None:
 
 
 def test_the_name_choice_leans_to_the_tools_the_request_means() -> None:
-    from jarvis.center.llm.embedded.backend import NO_TOOL_SCHEMA, EmbeddedBackend
+    from jarvis.center.llm.embedded.backend import EmbeddedBackend
+    from jarvis.center.llm.embedded.spoken_answer import NO_TOOL_SCHEMA
 
     tools = [{"type": "function", "function": {"name": n, "parameters": {}}}
              for n in ("find_bus", "play_song")]

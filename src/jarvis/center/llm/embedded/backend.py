@@ -12,12 +12,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,14 +24,12 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from jarvis.center.claims import asks_for_something
 from jarvis.center.grounding import (
     durations_said,
-    is_said,
     said_in_full,
     unsaid_required,
 )
-from jarvis.center.keywords import asks_for_information, words
+from jarvis.center.keywords import asks_for_information
 from jarvis.center.llm.base import (
     LLMError,
     LLMPromptTooLongError,
@@ -42,6 +39,7 @@ from jarvis.center.llm.base import (
     LLMUnavailableError,
     TextSink,
 )
+from jarvis.center.llm.embedded import request_text
 from jarvis.center.llm.embedded.answer_probe import AnswerProbe, AnswerProbeError
 from jarvis.center.llm.embedded.cpu import cpu_lists_amx, without_weight_repacking
 from jarvis.center.llm.embedded.grammar import (
@@ -70,8 +68,17 @@ from jarvis.center.llm.embedded.prompt import (
 )
 from jarvis.center.llm.embedded.prompt_state_cache import open_cache
 from jarvis.center.llm.embedded.prompt_tokens import PromptTokenizer
+from jarvis.center.llm.embedded.spoken_answer import (
+    NO_TOOL,
+    NO_TOOL_SCHEMA,
+    SAY_LABEL,
+    looks_like_a_call,
+    names_a_tool,
+    speakable,
+    whole_sentences,
+    with_no_tool,
+)
 from jarvis.center.llm.model_store import ModelStoreError, resolve_model_path
-from jarvis.center.sentences import split_sentences
 
 try:  # optional dependency: the `embedded` extra
     import llama_cpp
@@ -107,159 +114,6 @@ def default_threads() -> int:
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
 
-
-# A pseudo tool offered beside the client's when a spoken answer is allowed: "call or
-# answer" becomes one more name to score, which a small model judges far better than the
-# first token of its reply (measured: docs/embedded-llm.md). Named `say` because the
-# compact prompt's examples write an answer as `"hello" -> say: ...`.
-NO_TOOL = "say"
-NO_TOOL_SCHEMA: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": NO_TOOL,
-        "description": "Answer in words, without a tool: greetings, thanks, small talk, "
-                       "general-knowledge questions, or requests for things no other tool "
-                       "can do.",
-        "parameters": {"type": "object", "properties": {}, "required": []},
-    },
-}
-
-
-def with_no_tool(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`tools` plus the pseudo tool (unless a client tool has that name)."""
-    if any(tool_name(t) == NO_TOOL for t in tools):
-        return tools
-    return [*tools, NO_TOOL_SCHEMA]
-
-
-_SAY_LABEL = re.compile(r"^\s*say:\s*", re.IGNORECASE)
-# A string the prompt quotes: an example's request or one of its values.
-_QUOTED = re.compile(r'"([^"\\]{3,})"')
-
-
-def _names_a_tool(text: str, tools: list[dict[str, Any]]) -> bool:
-    return any(tool_name(t) in text for t in tools)
-
-
-def _looks_like_a_call(text: str) -> bool:
-    """Whether a "spoken" reply is really a tool call written as text: JSON arguments in
-    it, or empty ones (`tell_joke {}`, `turn off the kitchen light {}`)."""
-    return '{"' in text or "{'" in text or re.search(r"\{\s*\}", text) is not None
-
-
-# Said instead of an answer that is a call written as text (`square_root {"value": 9}`):
-# JSON read aloud helps nobody.
-CANNOT_HELP = "Sorry, I can't help with that."
-
-
-def _speakable(answer: str, said: str | None = None, prompt: Sequence[str] = ()) -> str:
-    """`answer`, unless it is no answer to speak: a call written as text, the request said
-    back ("call my sister" -> "call my sister"), a piece of the `prompt` copied ("Today is
-    Wednesday ..." for "um", an example request such as "Set a timer for 5 minutes." for
-    "set a", which sounds done when nothing was), or a bare number for a question in words
-    ("how many legs does a spider have" -> "1"). A 0.5B model does all of these; a plain
-    "can't help" is better than any of them."""
-    if _looks_like_a_call(answer) or not any(c.isalpha() for c in answer):
-        return CANNOT_HELP
-    if _IDENTIFIER.search(answer):  # a tool's name ("tell_joke") is nothing to say aloud
-        return CANNOT_HELP
-    spoken = _unapostrophed(answer)
-    # Short replies in the user's words ("Good night!") stay, unless the user asked for
-    # something other than words said back ("I need to find a doctor" -> "doctor").
-    if said is not None and set(spoken) <= set(_unapostrophed(said)) and (
-            len(spoken) >= 3 or (asks_for_something(said) and not _SAY_BACK.search(said))):
-        return CANNOT_HELP
-    # Sentence by sentence: "Today is Wednesday ... The weather was lovely." keeps the second.
-    pieces = [" ".join(words(piece)) for piece in prompt]
-    kept = [sentence for sentence in split_sentences(answer)
-            if not _copied(words(sentence), pieces)]
-    if not kept:
-        return CANNOT_HELP
-    return " ".join(kept)
-
-
-def _unapostrophed(text: str) -> list[str]:
-    """The words of `text`, "I'm" and "Im" alike: people type either."""
-    return words(text.replace("'", "").replace("\u2019", ""))
-
-
-def _copied(spoken: list[str], pieces: list[str]) -> bool:
-    text = " ".join(spoken)
-    return len(spoken) >= 3 and any(text in piece for piece in pieces)
-
-
-_IDENTIFIER = re.compile(r"\b[a-z]+_[a-z_]+\b")
-_SAY_BACK = re.compile(r"\b(?:say|repeat|spell)\b", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"[.!?](?=[\s\"')\]]|$)")
-
-
-def _sentences(text: str) -> str:
-    """`text` up to its last complete sentence (all of it when none ends)."""
-    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
-    return text[: ends[-1]].rstrip() if ends else text.rstrip()
-
-
-# An example request in the compact prompt: `"set a timer for 5 minutes" -> set_timer {..}`.
-_EXAMPLE_REQUEST = re.compile(r'^"(.+)" -> (?!say:)', re.MULTILINE)
-
-
-def _not_to_copy(request: LLMRequest) -> list[str]:
-    """What an answer must not copy from the prompt: the example requests of the first
-    system message (its example answers are fine to say) and the messages after it (the
-    day's date and clock)."""
-    system = [str(m.get("content")) for m in request.messages
-              if m.get("role") == "system" and isinstance(m.get("content"), str)]
-    if not system:
-        return []
-    return [*_EXAMPLE_REQUEST.findall(system[0]), *system[1:]]
-
-
-def _said_text(request: LLMRequest) -> str:
-    """Everything said in the conversation but the system prompt: user turns, answers and
-    tool results (a follow-up such as "now times 3" uses an earlier result)."""
-    return "\n".join(str(m.get("content")) for m in request.messages
-                     if m.get("role") != "system" and isinstance(m.get("content"), str))
-
-
-def _utterance(request: LLMRequest) -> str | None:
-    """What the user just said, when the reply answers it (not a tool result)."""
-    last = request.messages[-1] if request.messages else {}
-    content = last.get("content")
-    return content if last.get("role") == "user" and isinstance(content, str) else None
-
-
-def _only_tool(request: LLMRequest) -> list[dict[str, Any]]:
-    """The tools the name is chosen from: the one `only_tool` names, else all of them."""
-    chosen = [t for t in request.tools if tool_name(t) == request.only_tool]
-    return chosen or request.tools
-
-
-def _user_turns(request: LLMRequest) -> str | None:
-    """Everything the user said in the conversation, when the reply answers the user: a
-    value said in the request stays said after the user answers a question about another
-    one ("find a cheap restaurant" ... "italian")."""
-    if _utterance(request) is None:
-        return None
-    # Joined as sentences, so each turn is a clause of its own.
-    return ". ".join(str(m["content"]) for m in request.messages
-                     if m.get("role") == "user" and isinstance(m.get("content"), str))
-
-
-def _example_copy_check(request: LLMRequest, said: str) -> Callable[[str], bool]:
-    """A check for the decoder: whether a free-text value is one the system prompt quotes
-    (an example's "take out the trash") and shares no meaningful word with what was
-    `said`."""
-    system = next((m.get("content") for m in request.messages
-                   if m.get("role") == "system" and isinstance(m.get("content"), str)), "")
-    quoted = {q.lower() for q in _QUOTED.findall(str(system))}
-    return lambda value: value.lower() in quoted and not is_said(value, said)
-
-
-def _first_utterance(request: LLMRequest) -> bool:
-    """Whether the reply answers the conversation's first user message."""
-    roles = [m.get("role") for m in request.messages]
-    return _utterance(request) is not None and roles.count("user") == 1 and not (
-        {"assistant", "tool"} & set(roles))
 
 
 @dataclass
@@ -545,7 +399,7 @@ class EmbeddedBackend:
     def stream(self, request: LLMRequest, on_text: TextSink | None) -> LLMReply:
         """`complete`, handing a plain-text reply (tools off) to `on_text` as it is written.
         An answer given in place of a call is handed on whole, since it may still be
-        rewritten (`_speakable`) or redone as a call."""
+        rewritten (`speakable`) or redone as a call."""
         started = time.perf_counter()
         deadline = time.monotonic() + request.timeout
         return self._on_model_thread(self._complete_now, request, started, deadline, on_text)
@@ -580,8 +434,9 @@ class EmbeddedBackend:
         else:
             outcome = self._text_turn(request, decoder, on_text)
         content = outcome.content
-        if turn.use_tools and content is not None:  # in place of a call: see _speakable
-            content = _speakable(content, _utterance(request), _not_to_copy(request))
+        if turn.use_tools and content is not None:  # in place of a call: see speakable
+            content = speakable(content, request_text.utterance(request),
+                                request_text.not_to_copy(request))
         reply = self._reply(outcome.decoder, turn.full, turn.info, content, outcome.calls,
                             outcome.finish, started, turn.prompt_ms, outcome.passes)
         self._last_written = (turn.full, list(outcome.decoder.generated))
@@ -610,7 +465,7 @@ class EmbeddedBackend:
         opening = self._call_opening(choice_tools) if primed else None
         # The answer probe reads the hidden states of the user's own words; it was trained
         # on a conversation's first utterance, so a follow-up is left to the model.
-        want_states = bool(opening) and pseudo and _first_utterance(request) and (
+        want_states = bool(opening) and pseudo and request_text.first_utterance(request) and (
             self._probe is not None or self.state_listener is not None)
         assert self._context is not None
         info = self._context.restore(full, prefix, deadline=deadline, after=opening,
@@ -643,21 +498,21 @@ class EmbeddedBackend:
             wants_call = False
             _, first_text = self._first_tokens(out.decoder.logits(), request.tools)
         elif turn.verdict == "call":  # a request: only which command is left to choose
-            choice_tools = _only_tool(request)
+            choice_tools = request_text.only_tool(request)
             grammar, unheard = self._grammar_for(choice_tools), False
         elif self.options.first_token_check == "always" or (
                 self.options.first_token_check == "unheard" and not heard):
             wants_call, first_text = self._call_or_text(out.decoder.logits(), request.tools)
         if not wants_call:
             out.content, out.finish = self._answer(request, out.decoder, first_text)
-            if _looks_like_a_call(out.content):
+            if looks_like_a_call(out.content):
                 # It wrote a call as text ('toggle porch light {"action": ...}'): redo
                 # it as a call under the grammar, from the end of the prompt.
                 self._redo(turn, out)
                 wants_call, out.content = True, None
         if wants_call:
             out.calls = self._tool_calls(out.decoder, choice_tools, grammar, request.tool_hints,
-                                         _user_turns(request), unheard=unheard,
+                                         request_text.user_turns(request), unheard=unheard,
                                          related=request.tool_relatedness)
             out.name_scores = out.decoder.name_scores
             out.finish = "tool_calls"
@@ -676,11 +531,11 @@ class EmbeddedBackend:
         out.calls = []
         # `say` chosen, then a client tool's call written out (a made-up tool's,
         # `send_email {}`, is an answer: no client tool does that).
-        if _looks_like_a_call(out.content) and _names_a_tool(out.content, request.tools):
+        if looks_like_a_call(out.content) and names_a_tool(out.content, request.tools):
             self._redo(turn, out)
             out.calls = self._tool_calls(out.decoder, request.tools,
                                          self._grammar_for(request.tools),
-                                         request.tool_hints, _user_turns(request),
+                                         request.tool_hints, request_text.user_turns(request),
                                          related=request.tool_relatedness)
             out.content, out.finish = None, "tool_calls"
 
@@ -694,11 +549,12 @@ class EmbeddedBackend:
         if request.allow_direct_answer and not request.must_call and not request.only_tool:
             wants_call, first_text = self._call_or_text(decoder.logits(), request.tools)
         if wants_call:
-            tools = _only_tool(request)
+            tools = request_text.only_tool(request)
             if tools is not request.tools:
                 grammar = self._grammar_for(tools)
             out.calls = self._tool_calls(decoder, tools, grammar, request.tool_hints,
-                                         _user_turns(request), related=request.tool_relatedness)
+                                         request_text.user_turns(request),
+                                         related=request.tool_relatedness)
             out.finish = "tool_calls"
         else:
             out.content, out.finish = self._answer(request, decoder, first_text)
@@ -756,7 +612,7 @@ class EmbeddedBackend:
         # (a plain tool's: declaration words weighing as much; one word alone is often
         # chat): the probe never saw that command, so the model's name choice decides.
         named = any(v >= 2 for v in request.tool_hints.values())
-        question = asks_for_information(_utterance(request) or "")
+        question = asks_for_information(request_text.utterance(request) or "")
         return None if named and not question else "answer"
 
     def _rewind(
@@ -786,10 +642,10 @@ class EmbeddedBackend:
         content, truncated = decoder.text([self._special["<tool_call>"]], self._is_end,
                                           first=first)
         # The compact examples write answers as `-> say: ...`; the model may copy the label.
-        content = _SAY_LABEL.sub("", content, count=1)
+        content = SAY_LABEL.sub("", content, count=1)
         if not truncated:
             return content, "stop"
-        return _sentences(content), "length"
+        return whole_sentences(content), "length"
 
     def _call_opening(self, tools: list[dict[str, Any]]) -> list[int]:
         """The tokens every call of `tools` starts with, as the decoder will commit them."""
@@ -816,7 +672,7 @@ class EmbeddedBackend:
     ) -> Any:
         """A decoder at the end of the prompt; `opening` and `info` as the context left them."""
         options = self.options
-        utterance, said = _user_turns(request), _said_text(request)
+        utterance, said = request_text.user_turns(request), request_text.said_text(request)
         # Values are judged against what was said only where unsaid ones are dropped.
         grounded = utterance if options.drop_unsaid else None
         settings = DecodeSettings(
@@ -837,7 +693,7 @@ class EmbeddedBackend:
         checks = ValueChecks(
             never_said=None if grounded is None else (
                 lambda schema, choices: never_said(schema, grounded, choices)),
-            copied=None if grounded is None else _example_copy_check(request, said),
+            copied=None if grounded is None else request_text.example_copy_check(request, said),
             said_in_full=lambda value: said_in_full(value, said),
             unsaid_required=self._unsaid_required(request))
         decoder = Decoder(self._llm, self._vocab, settings, tokens, heard, checks)
