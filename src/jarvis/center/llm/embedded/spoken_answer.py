@@ -38,10 +38,15 @@ def with_no_tool(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [*tools, NO_TOOL_SCHEMA]
 
 
+# The compact examples write answers as `-> say: ...`; the model may copy the label.
 SAY_LABEL = re.compile(r"^\s*say:\s*", re.IGNORECASE)
+_IDENTIFIER = re.compile(r"\b[a-z]+_[a-z_]+\b")
+_SAY_BACK = re.compile(r"\b(?:say|repeat|spell)\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?](?=[\s\"')\]]|$)")
 
 
 def names_a_tool(text: str, tools: list[dict[str, Any]]) -> bool:
+    """Whether `text` holds the name of one of `tools` (a call of it written as text)."""
     return any(tool_name(t) in text for t in tools)
 
 
@@ -90,11 +95,6 @@ def _unapostrophed(text: str) -> list[str]:
 def _copied(spoken: list[str], pieces: list[str]) -> bool:
     text = " ".join(spoken)
     return len(spoken) >= 3 and any(text in piece for piece in pieces)
-
-
-_IDENTIFIER = re.compile(r"\b[a-z]+_[a-z_]+\b")
-_SAY_BACK = re.compile(r"\b(?:say|repeat|spell)\b", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"[.!?](?=[\s\"')\]]|$)")
 
 
 def whole_sentences(text: str) -> str:
