@@ -10,6 +10,7 @@ from center_helpers import function_tool
 from jarvis.center.evocation import (
     EVOKED_BY_MEANING,
     NEAREST_TOOLS,
+    WORDS_NEED_MEANING,
     among_the_nearest,
     declaration_words,
     distinct_values,
@@ -98,6 +99,21 @@ def test_far_in_meaning_only_meaning_names_a_tool() -> None:
     assert not evokes("a bus to Reno", spec, near=False)
     assert not evokes("Fresno to Reno please", spec, values_said=2, near=False)
     assert evokes("Fresno to Reno please", spec, EVOKED_BY_MEANING, near=False)
+
+
+def test_a_shared_word_names_only_a_tool_the_request_is_somewhat_near() -> None:
+    spec = _spec(FIND_BUS)
+    below = WORDS_NEED_MEANING - 0.01
+    assert not evokes("a bus to Reno", spec, below)
+    assert evokes("a bus to Reno", spec, WORDS_NEED_MEANING)
+    assert evokes("a bus to Reno", spec)  # meaning not known: not weighed
+    assert evokes("Fresno to Reno please", spec, below, values_said=2)  # values: as before
+    # A keyword the command's author declared names it wherever meaning puts it.
+    keyed = build_catalog([FIND_BUS], [{"command_name": "find_bus", "parameters": [],
+                                        "description": "Search for a bus itinerary",
+                                        "keywords": ["coach"]}]).tools["find_bus"]
+    assert evokes("the coach to Reno", keyed, below)
+    assert not evokes("a bus to Reno", keyed, below)
 
 
 def test_values_that_name_one_day_are_one_thing_said() -> None:

@@ -375,6 +375,24 @@ def test_a_word_shared_with_a_tool_far_in_meaning_names_it_not(
     assert asked.validation_request.parameter_name == "from_city"
 
 
+def test_a_word_shared_with_the_nearest_tool_names_it_only_when_meaning_is_close(
+        tmp_path: Path, relatedness: Relatedness) -> None:
+    bus = function_tool("buy_bus_ticket", {"from_city": {"type": "string"}}, ["from_city"],
+                        "Buy tickets for a bus journey")
+    tools = [bus, PLAY_SONG_BY, RESERVE_TABLE]
+    said = "Can you get me a ticket to the Giants vs Cardinals game?"
+    related = relatedness.scores(said, build_catalog(tools, None))
+    assert max(related, key=related.__getitem__) == "buy_bus_ticket"  # the nearest, yet far
+    refused, _ = _engine_turn(tmp_path, relatedness, said, tool_calls(("buy_bus_ticket", {})),
+                              tools=tools)
+    assert refused.stop_reason == "complete"
+    assert refused.assistant_message == "Sorry, I can't help with that."
+    asked, _ = _engine_turn(tmp_path / "near", relatedness, "a ticket to Fresno",
+                            tool_calls(("buy_bus_ticket", {})), tools=tools)
+    assert asked.stop_reason == "validation_required"
+    assert asked.validation_request.parameter_name == "from_city"
+
+
 def test_a_tools_declaration_written_out_is_no_answer(
         tmp_path: Path, relatedness: Relatedness) -> None:
     echo = text("Find a bus journey for a given pair of cities")

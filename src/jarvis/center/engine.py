@@ -1236,7 +1236,7 @@ class Engine:
         near = among_the_nearest(tool, related)
         if evokes(said, spec, related.get(tool), values_said, near=near):
             return True
-        if not near and evokes(said, spec, None, values_said):
+        if evokes(said, spec, None, values_said):
             turn.trace["far_from_request"] = tool  # a shared word or values, meaning apart
         # Words and values are weighed above; without the call's names only meaning is left.
         rest = without_names(text, arguments, spec)
