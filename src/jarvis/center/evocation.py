@@ -32,8 +32,8 @@ from jarvis.center.keywords import REQUEST_VERBS, keyword_heard, telling_words, 
 from jarvis.center.toolspec import ToolSpec
 
 __all__ = ["EVIDENT_VALUES", "EVOKED_BY_MEANING", "NEAREST_TOOLS", "WORDS_NEED_MEANING",
-           "among_the_nearest",
-           "declaration_words", "distinct_values", "evokes", "values_heard", "without_names"]
+           "among_the_nearest", "declaration_words", "distinct_values", "evokes",
+           "values_heard", "without_names"]
 
 # Relatedness (cosine of sentence vectors) at which the request means the tool without
 # sharing a word with its declaration; fitted on SGD train.
