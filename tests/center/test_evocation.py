@@ -108,12 +108,14 @@ def test_a_shared_word_names_only_a_tool_the_request_is_somewhat_near() -> None:
     assert evokes("a bus to Reno", spec, WORDS_NEED_MEANING)
     assert evokes("a bus to Reno", spec)  # meaning not known: not weighed
     assert evokes("Fresno to Reno please", spec, below, values_said=2)  # values: as before
-    # A keyword the command's author declared names it wherever meaning puts it.
+    # A command that declares keywords is named by its words as before: its author chose
+    # the words people say for it.
     keyed = build_catalog([FIND_BUS], [{"command_name": "find_bus", "parameters": [],
                                         "description": "Search for a bus itinerary",
                                         "keywords": ["coach"]}]).tools["find_bus"]
     assert evokes("the coach to Reno", keyed, below)
-    assert not evokes("a bus to Reno", keyed, below)
+    assert evokes("a bus to Reno", keyed, below)
+    assert not evokes("a train to Reno", keyed, below)
 
 
 def test_values_that_name_one_day_are_one_thing_said() -> None:

@@ -12,9 +12,9 @@ values the user said (a choice among a parameter's options, or a yes/no, counts 
 where its words were said: a model picks one of the options for any request it sends to
 a tool that has them). A shared word or a call's values count only for a tool among the
 few the request is nearest to in meaning: "a movie at Century Redwood City" shares
-"city" with a bus ticket purchase and means something else. A word the author did not
-declare as a keyword also needs some nearness in meaning: the tool a request is nearest to
-may still be far from it ("a ticket to the Giants game" and a bus ticket purchase).
+"city" with a bus ticket purchase and means something else. A word of a tool that declares
+no keywords also needs some nearness in meaning: the tool a request is nearest to may still
+be far from it ("a ticket to the Giants game" and a bus ticket purchase).
 Otherwise the request is answered as one the center cannot help with. Every command
 author reaches this through the declaration; a tool whose declaration has no telling word
 is always taken as named.
@@ -45,11 +45,11 @@ EVIDENT_VALUES = 2
 # ("a car to rent in Walnut Creek" is no restaurant search, though "car" and the city
 # fill its values; a movie "in Redwood City" shares only "city" with a bus ticket).
 NEAREST_TOOLS = 3
-# A word of the declaration that the author did not declare as a keyword names a tool only
-# this related to the request: among a node's tools some description or parameter word is
-# in most requests ("a ticket to the Giants game" shares "ticket" with a bus ticket
-# purchase, at 0.26). Fitted on SGD train: of 780 requests for registered services 1 to 5
-# lose their tool, and about 40 of 560 for services not registered name none.
+# A word of a tool that declares no keywords names it only this related to the request:
+# among a node's tools some description or parameter word is in most requests ("a ticket
+# to the Giants game" shares "ticket" with a bus ticket purchase, at 0.26). Fitted on SGD
+# train: of 780 requests for registered services 1 to 5 lose their tool, and about 40 of
+# 560 for services not registered name none.
 WORDS_NEED_MEANING = 0.28
 
 
@@ -70,7 +70,7 @@ def evokes(user_words: str, spec: ToolSpec, related: float | None = None,
     of its declaration, (`related`, see center/meaning) words that mean what it does, or
     (`values_said`) enough of a call's values taken from those words. A word or values
     count only for a tool `near` the request in meaning (see `among_the_nearest`), and a
-    word other than a declared keyword only at `WORDS_NEED_MEANING`."""
+    word of a tool without keywords only at `WORDS_NEED_MEANING`."""
     if related is not None and related >= EVOKED_BY_MEANING:
         return True
     if not near:
@@ -80,11 +80,11 @@ def evokes(user_words: str, spec: ToolSpec, related: float | None = None,
     wanted = declaration_words(spec)
     if not wanted:
         return True
-    heard = words(user_words)
-    if any(keyword_heard(heard, keyword) for keyword in spec.keywords if keyword.strip()):
-        return True  # the author's own word for the command
-    if related is not None and related < WORDS_NEED_MEANING:
+    # A tool that declares no keywords is known by the words of a text written for other
+    # ends; they name it only where the request is somewhat near it in meaning.
+    if not spec.keywords and related is not None and related < WORDS_NEED_MEANING:
         return False
+    heard = words(user_words)
     return any(keyword_heard(heard, word) for word in wanted)
 
 
