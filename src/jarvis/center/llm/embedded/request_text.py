@@ -15,16 +15,21 @@ from jarvis.center.llm.embedded.grammar import tool_name
 # A string the prompt quotes: an example's request or one of its values.
 _QUOTED = re.compile(r'"([^"\\]{3,})"')
 
-# An example request in the compact prompt: `"set a timer for 5 minutes" -> set_timer {..}`.
+# An example request in the compact prompt: `"where is my parcel" -> track_parcel {..}`.
 _EXAMPLE_REQUEST = re.compile(r'^"(.+)" -> (?!say:)', re.MULTILINE)
+
+
+def _system_texts(request: LLMRequest) -> list[str]:
+    """The texts of the request's system messages, in order (the first is the prompt)."""
+    return [m["content"] for m in request.messages
+            if m.get("role") == "system" and isinstance(m.get("content"), str)]
 
 
 def not_to_copy(request: LLMRequest) -> list[str]:
     """What an answer must not copy from the prompt: the example requests of the first
     system message (its example answers are fine to say) and the messages after it (the
     day's date and clock)."""
-    system = [str(m.get("content")) for m in request.messages
-              if m.get("role") == "system" and isinstance(m.get("content"), str)]
+    system = _system_texts(request)
     if not system:
         return []
     return [*_EXAMPLE_REQUEST.findall(system[0]), *system[1:]]
@@ -63,11 +68,10 @@ def user_turns(request: LLMRequest) -> str | None:
 
 def example_copy_check(request: LLMRequest, said: str) -> Callable[[str], bool]:
     """A check for the decoder: whether a free-text value is one the system prompt quotes
-    (an example's "take out the trash") and shares no meaningful word with what was
+    (an example's "the blue parcel") and shares no meaningful word with what was
     `said`."""
-    system = next((m.get("content") for m in request.messages
-                   if m.get("role") == "system" and isinstance(m.get("content"), str)), "")
-    quoted = {q.lower() for q in _QUOTED.findall(str(system))}
+    system = next(iter(_system_texts(request)), "")
+    quoted = {q.lower() for q in _QUOTED.findall(system)}
     return lambda value: value.lower() in quoted and not is_said(value, said)
 
 

@@ -52,11 +52,11 @@ def names_a_tool(text: str, tools: list[dict[str, Any]]) -> bool:
 
 def looks_like_a_call(text: str) -> bool:
     """Whether a "spoken" reply is really a tool call written as text: JSON arguments in
-    it, or empty ones (`tell_joke {}`, `turn off the kitchen light {}`)."""
+    it, or empty ones (`track_parcel {}`, `ring the courier {}`)."""
     return '{"' in text or "{'" in text or re.search(r"\{\s*\}", text) is not None
 
 
-# Said instead of an answer that is a call written as text (`square_root {"value": 9}`):
+# Said instead of an answer that is a call written as text (`track_parcel {"number": 9}`):
 # JSON read aloud helps nobody.
 CANNOT_HELP = "Sorry, I can't help with that."
 
@@ -64,13 +64,13 @@ CANNOT_HELP = "Sorry, I can't help with that."
 def speakable(answer: str, said: str | None = None, prompt: Sequence[str] = ()) -> str:
     """`answer`, unless it is no answer to speak: a call written as text, the request said
     back ("call my sister" -> "call my sister"), a piece of the `prompt` copied ("Today is
-    Wednesday ..." for "um", an example request such as "Set a timer for 5 minutes." for
-    "set a", which sounds done when nothing was), or a bare number for a question in words
+    Wednesday ..." for "um", an example request such as "Order more coffee beans." for
+    "order", which sounds done when nothing was), or a bare number for a question in words
     ("how many legs does a spider have" -> "1"). A 0.5B model does all of these; a plain
     "can't help" is better than any of them."""
     if looks_like_a_call(answer) or not any(c.isalpha() for c in answer):
         return CANNOT_HELP
-    if _IDENTIFIER.search(answer):  # a tool's name ("tell_joke") is nothing to say aloud
+    if _IDENTIFIER.search(answer):  # a tool's name ("track_parcel") is nothing to say aloud
         return CANNOT_HELP
     spoken = _unapostrophed(answer)
     # Short replies in the user's words ("Good night!") stay, unless the user asked for
@@ -78,7 +78,7 @@ def speakable(answer: str, said: str | None = None, prompt: Sequence[str] = ()) 
     if said is not None and set(spoken) <= set(_unapostrophed(said)) and (
             len(spoken) >= 3 or (asks_for_something(said) and not _SAY_BACK.search(said))):
         return CANNOT_HELP
-    # Sentence by sentence: "Today is Wednesday ... The weather was lovely." keeps the second.
+    # Sentence by sentence: "Today is Wednesday ... The shop was busy." keeps the second.
     pieces = [" ".join(words(piece)) for piece in prompt]
     kept = [sentence for sentence in split_sentences(answer)
             if not _copied(words(sentence), pieces)]
