@@ -17,14 +17,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from jarvis.center.auth import NodeAuth, NodeKeyGate, NodeKeys, request_node
 from jarvis.center.console import mount_console
-from jarvis.center.engine import (
+from jarvis.center.conversation_errors import (
     BadRequestError,
     ConflictError,
     ConversationNotFoundError,
-    Engine,
-    EngineConfig,
     MalformedRequestError,
 )
+from jarvis.center.engine import Engine, EngineConfig
 from jarvis.center.limits import BodySizeLimit
 from jarvis.center.llm import create_backend
 from jarvis.center.llm.base import LLMBackend

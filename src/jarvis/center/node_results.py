@@ -1,0 +1,96 @@
+"""What the node sends back: the shape of a continue request, the results of the calls
+it was given, and the validation errors it reports for them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jarvis.center.chat_messages import tool_message
+from jarvis.center.conversation_errors import BadRequestError, MalformedRequestError
+from jarvis.center.turn import Turn
+from jarvis.protocol import ContinueRequest, ToolResult
+
+__all__ = ["accept_results", "call_name", "check_continue_shape", "is_validation_error",
+           "validation_errors"]
+
+
+def check_continue_shape(request: ContinueRequest) -> None:
+    """A continue carries exactly one of a non-empty `tool_results` or an answer."""
+    results, answer = request.tool_results, request.validation_response
+    if results is not None and answer is not None:
+        raise MalformedRequestError(
+            "tool_results", "send either tool_results or validation_response, not both"
+        )
+    if results is None and answer is None:
+        raise MalformedRequestError(
+            "tool_results", "send tool_results or validation_response (neither was given)"
+        )
+    if results is not None and not results:
+        raise MalformedRequestError("tool_results", "must hold at least one result")
+    if answer is not None and not answer.strip():
+        raise MalformedRequestError("validation_response", "must not be empty")
+
+
+def accept_results(turn: Turn, pending: dict[str, Any], results: list[ToolResult]) -> None:
+    """Add the results of the calls `pending` waits for to the turn's messages (a
+    BadRequestError when they are not exactly those calls')."""
+    expected = {c["id"]: c["name"] for c in pending.get("calls", [])} if (
+        pending.get("kind") == "tool_calls") else {}
+    ids = [r.tool_call_id for r in results]
+    unknown = [i for i in ids if i not in expected]
+    if unknown:
+        waiting = ", ".join(expected) or "none"
+        raise BadRequestError(
+            f"unknown tool_call_id(s): {', '.join(unknown)}; awaiting results for: {waiting}"
+        )
+    if len(set(ids)) != len(ids):
+        raise BadRequestError("a tool_call_id appears more than once in tool_results")
+    missing = [i for i in expected if i not in ids]
+    if missing:
+        raise BadRequestError(f"tool results missing for tool_call_id(s): {', '.join(missing)}")
+    turn.node_failures = int(pending.get("node_failures", 0))
+    by_id = {r.tool_call_id: r for r in results}
+    for call_id, name in expected.items():
+        output = by_id[call_id].output
+        payload: dict[str, Any] = {"success": output.success}
+        if output.message:
+            payload["message"] = output.message
+        if output.context:
+            payload["context"] = output.context
+        turn.new_messages.append(tool_message(call_id, name, payload))
+        turn.trace["tool_results"].append(
+            {"id": call_id, "name": name, "success": output.success,
+             "validation_error": is_validation_error(output.context)}
+        )
+
+
+def is_validation_error(context: dict[str, Any] | None) -> bool:
+    return bool(context) and bool(context.get("_validation_error"))  # type: ignore[union-attr]
+
+
+def validation_errors(results: list[ToolResult]) -> list[dict[str, Any]]:
+    """The `errors` of validation-error results, with `valid_values` filled per parameter."""
+    out: list[dict[str, Any]] = []
+    for result in results:
+        context = result.output.context or {}
+        by_param = context.get("valid_values")
+        by_param = by_param if isinstance(by_param, dict) else {}
+        errors = context.get("errors") if isinstance(context.get("errors"), list) else []
+        for error in errors:
+            if isinstance(error, dict):
+                entry = dict(error)
+                if not entry.get("valid_values") and entry.get("param_name") in by_param:
+                    entry["valid_values"] = by_param[entry["param_name"]]
+                out.append(entry)
+        if not errors:
+            for param, values in by_param.items():
+                out.append({"param_name": param, "valid_values": values})
+    return out
+
+
+def call_name(turn: Turn, call_id: str) -> str | None:
+    """The tool of the call `call_id` the conversation waits for."""
+    for call in (turn.record.pending or {}).get("calls", []):
+        if call.get("id") == call_id:
+            return str(call.get("name"))
+    return None

@@ -1,0 +1,21 @@
+"""The spoken question the center asks when a call needs one value from the user."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["parameter_question"]
+
+
+def parameter_question(param: str | None, options: Sequence[str] | None = None,
+                       kind: str | None = None) -> str:
+    """The spoken question for one parameter's value ("Which account type: checking or
+    savings?")."""
+    words = (param or "value").replace("_", " ")
+    if options:
+        shown = list(options[:8])
+        choices = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+        return f"Which {words}: {choices}?"
+    if kind == "bool":
+        return f"{words[:1].upper()}{words[1:]}: yes or no?"
+    return f"What {words} should I use?"
