@@ -1,16 +1,17 @@
 """Grammar-constrained decoding that spends as few model evaluations as possible.
 
-The decoder walks the structure of a tool call (the same structure `grammar.py` turns
-into GBNF) and only asks the model where the output is really open:
+`call_walker.py` decides where the output of a tool call is open (a choice, a free value)
+and where the structure forces it; the decoder turns each step into as few model
+evaluations as it can:
 
-- text the structure forces (`{"name": "`, keys, separators) is queued, tokenized as a
-  whole and evaluated in one batch with whatever comes next, never sampled;
-- a choice between known strings (tool names, enum values, booleans, "another key or
-  close the object") is decided from one set of logits, comparing only the tokens where
-  the candidates diverge; the rest of the winner is forced text again;
-- free values (strings, numbers, dates, arrays) are sampled token by token. The llama.cpp
-  grammar sampler checks the greedy token first and only filters wider when it is
-  refused, because filtering the whole 150k vocabulary costs as much as a forward pass;
+- forced text (`{"name": "`, keys, separators) is queued, tokenized as a whole and
+  evaluated in one batch with whatever comes next, never sampled;
+- a choice between known strings is decided from one set of logits, comparing only the
+  tokens where the candidates diverge; the rest of the winner is forced text again;
+- free values are sampled token by token. The llama.cpp grammar sampler checks the
+  greedy token first and only filters wider when it is refused, because filtering the
+  whole 150k vocabulary costs as much as a forward pass; a value copied from what was
+  said is drafted from the prompt (prompt lookup) and checked in one batch;
 - tokens after the last decision are never evaluated at all.
 
 The llama.cpp grammar sees every token of the call, forced or sampled, so whatever the
@@ -23,32 +24,21 @@ import codecs
 import functools
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import llama_cpp
 import numpy as np
 import numpy.typing as npt
 
-from jarvis.center.grounding import in_unit, unit_of_time
-from jarvis.center.llm.base import LLMBadResponseError, LLMTimeoutError
+from jarvis.center.llm.base import LLMTimeoutError
+from jarvis.center.llm.embedded.call_walker import CallWalker, DecodeError
 from jarvis.center.llm.embedded.decode_inputs import (
     DecodeSettings,
     Heard,
-    KeyBiases,
     Stats,
     TokenText,
     ValueChecks,
-)
-from jarvis.center.llm.embedded.grammar import (
-    arguments_schema,
-    array_bounds,
-    is_structured_object,
-    json_literal,
-    name_option,
-    name_prefix,
-    ordered_properties,
-    tool_name,
 )
 from jarvis.center.llm.embedded.grammar_sampler import GrammarSampler
 from jarvis.center.llm.embedded.json_text import (
@@ -57,40 +47,14 @@ from jarvis.center.llm.embedded.json_text import (
     completes,
     json_value_end,
 )
-from jarvis.center.llm.embedded.schema_kinds import (
-    as_kind,
-    date_kind,
-    is_date_schema,
-    is_duration,
-    is_time,
-    known_literals,
-    plain_text,
-    walkable_array,
-)
+
+__all__ = ["DecodeError", "Decoder", "eval_batch", "read_last_logits"]
 
 _TOP_K = 64  # candidates checked against the grammar before filtering the whole vocabulary
 # Suffix lengths looked up in what was said, longest first. A value's first token rarely
 # matches the utterance's own ("pick" after a quote, " pick" in the sentence), so one
 # token is enough of a match in the few tokens after the system prompt.
 _DRAFT_NGRAMS = (4, 3, 2, 1)
-
-
-class DecodeError(LLMBadResponseError):
-    """The output could not be completed (token budget, or an internal inconsistency)."""
-
-
-class _Unsaid(Exception):
-    """A required value nobody said was written: the call ends before its key."""
-
-    def __init__(self, key: str, before: bytes) -> None:
-        super().__init__(key)
-        self.key, self.before = key, before
-
-
-def _prefix_free(options: Sequence[bytes]) -> bool:
-    return not any(
-        i != j and b.startswith(a) for i, a in enumerate(options) for j, b in enumerate(options)
-    )
 
 
 def _with_bias(
@@ -107,7 +71,7 @@ def _with_bias(
     return logits
 
 
-class Decoder:
+class Decoder(CallWalker):
     """One generation on a Llama whose context already holds the evaluated prompt.
 
     `last_logits` must hold the logits after the prompt's last token.
@@ -141,24 +105,6 @@ class Decoder:
         # from an example is nearly always refused, and costs its tokens all the same).
         self.draft_start = draft_start
         self.max_draft = max_draft if self.temperature <= 0 else 0  # drafts need greedy decoding
-
-    def _set_hints(self, heard: Heard, quote_tails: tuple[frozenset[int], Sequence[int]]
-                   ) -> None:
-        """What the request heard (dates, times, durations, choices) and the quote tokens."""
-        self.date_hints = [list(vs) for vs in heard.dates if vs]
-        self.choice_hints = heard.choices or {}  # tool -> parameter -> enum values said
-        self.quote_tails = quote_tails  # tokens with text after a quote (see walk_value)
-        # None: not known (no hints given at all), so a time argument is left to the model.
-        self.time_hints = None if heard.times is None else list(heard.times)
-        self.duration_hints = list(heard.durations)  # ISO-8601, the lengths of time said
-
-    def _set_key_biases(self, biases: KeyBiases) -> None:
-        """The priors added to the logits of optional keys (`_key_bias`) and heard choices."""
-        self.optional_key_bias = biases.optional
-        self.undated_key_bias = biases.undated
-        self.dated_key_bias = biases.dated
-        self.choice_bias = biases.choice
-        self.unsaid_key_bias = biases.unsaid
 
     def _set_grounding(self, checks: ValueChecks) -> None:
         """The backend's checks of values against what the user said."""
@@ -607,236 +553,7 @@ class Decoder:
         probs /= probs.sum()
         return int(self.rng.choice(ids, p=probs))
 
-    # --- structures ------------------------------------------------------------------------
-    def heard_literals(self, schema: dict[str, Any]) -> list[bytes] | None:
-        """The values a date, time or duration argument may take: those the user named.
-
-        For a date or date-time, each value heard; for an array of them, each phrase's
-        list ("this weekend": both days) and, when several phrases were said, all of
-        them together (single days only when no list fits `maxItems`); for a time of
-        day, the clock time said; for a duration, each length of time said. None when
-        nothing was heard or the schema is none of those.
-        """
-        if self.time_hints and is_time(schema):
-            return [json_literal(v).encode() for v in self.time_hints]
-        if self.duration_hints and is_duration(schema):
-            return [json_literal(v).encode() for v in self.duration_hints]
-        if not self.date_hints:
-            return None
-        kind = date_kind(schema)
-        if kind is not None:
-            values = dict.fromkeys(as_kind(v, kind) for vs in self.date_hints for v in vs)
-            return [json_literal(v).encode() for v in values]
-        kind = date_kind(schema.get("items") or {}) if schema.get("type") == "array" else None
-        if kind is None:
-            return None
-        phrases = [[as_kind(v, kind) for v in vs] for vs in self.date_hints]
-        lists = [*phrases, [v for vs in phrases for v in vs]] if len(phrases) > 1 else phrases
-        limit = schema.get("maxItems") if isinstance(schema.get("maxItems"), int) else None
-        fits = [vs for vs in lists if limit is None or len(set(vs)) <= limit]
-        # A whole phrase's days, not one of them: "this weekend" is both days (measured:
-        # offered single days too, the model closed the list after Saturday).
-        fits = fits or [[v] for vs in phrases for v in vs]
-        options = dict.fromkeys(json.dumps(list(dict.fromkeys(vs))) for vs in fits)
-        return [o.encode() for o in options] or None
-
-    def walk_value(
-        self, schema: dict[str, Any], heard: Sequence[str] = (), *, optional: str | None = None
-    ) -> None:
-        """One value: a choice when its literals are known, else sampled under the grammar.
-
-        `heard`: enum values whose synonyms the user said; `choice_bias` favours them.
-        `optional`: the key, when the value is an optional key's (see `sample_text`).
-        """
-        literals = self.heard_literals(schema)
-        if literals is None:
-            literals = known_literals(schema)
-        if literals is not None and _prefix_free(literals):
-            bias = None
-            if heard and self.choice_bias:
-                # An int or bool enum is heard as its text ("2"), chosen as its literal (2).
-                wanted = {json_literal(v).encode() for v in heard} | {
-                    str(v).encode() for v in heard}
-                bias = [self.choice_bias if lit in wanted else 0.0 for lit in literals]
-            self.choose(literals, bias if bias and any(bias) else None)
-        elif is_structured_object(schema):
-            self.walk_object(schema)
-        elif walkable_array(schema):
-            self.walk_array(schema, heard, optional)
-        elif schema.get("type") == "string" and not schema.get("anyOf") and not schema.get("oneOf"):
-            plain = not schema.get("format") and not schema.get("pattern")
-            # A token such as `", "` would decide the next key inside the sampled value, past
-            # `choose` and its biases: when the model starts one, the string ends there and
-            # its closing quote joins the next choice's options (`", "label"` vs `"}`), so
-            # they tokenize as the model would write them. A token with text before its
-            # quote and more after it (`trash",`) is never taken.
-            closers, inner = self.quote_tails
-            if plain and self.copied is not None:
-                self.sample_text(inner, closers, optional)
-            else:
-                self.sample_value(b'"', cap=MAX_STRING_BYTES if plain else None, banned=inner,
-                                  closers=closers)
-        else:
-            self.sample_value()
-
-    def walk_array(
-        self, schema: dict[str, Any], heard: Sequence[str] = (), optional: str | None = None
-    ) -> None:
-        """Item by item: "another item or the end" is a choice, so its text (`", "`) is
-        read with the next item's first token instead of being sampled a token a pass."""
-        _, max_items = array_bounds(schema)
-        self.literal(b"[")
-        self.walk_value(schema["items"], heard, optional=optional)
-        for _ in range(max_items - 1):
-            if self.choose([b", ", b"]"]) == 1:
-                return
-            self.walk_value(schema["items"], heard, optional=optional)
-        self.literal(b"]")
-
-    def walk_object(
-        self, schema: dict[str, Any], heard: Mapping[str, Sequence[str]] | None = None,
-        top: bool = False,
-    ) -> None:
-        """Keys in schema order (as the grammar has them): required forced, optional chosen.
-
-        `heard`: per key, the enum values whose synonyms the user said (see `walk_value`).
-        `top`: the call's arguments, where an unsaid required value ends the call.
-        """
-        props = ordered_properties(schema)
-        self.literal(b"{")
-        i, first = 0, True
-        while True:
-            options: list[bytes] = []
-            targets: list[int | None] = []
-            for j in range(i, len(props)):
-                key = json.dumps(props[j][0], ensure_ascii=False) + ": "
-                options.append(((", " if not first else "") + key).encode())
-                targets.append(j)
-                if props[j][2]:
-                    break
-            else:
-                options.append(b"}")
-                targets.append(None)
-            bias = None
-            if len(options) > 1 and (
-                    self.optional_key_bias or self.undated_key_bias or self.dated_key_bias
-                    or (self.never_said and self.unsaid_key_bias)):
-                # Every option but a required key or the close opens an optional key. A
-                # date the user said pulls towards its key and the keys before it: closing
-                # or jumping past it would lose the date, the keys before it would not.
-                pull = self._heard_key(props, i)
-                bias = [(0.0 if t is None or props[t][2] else self._key_bias(
-                            props[t][1], (heard or {}).get(props[t][0], ())))
-                        + (self.dated_key_bias if pull is not None and t is not None
-                           and t <= pull else 0.0)
-                        for t in targets]
-            before = self._call_text() if top and self.unsaid_required else b""
-            target = targets[self.choose(options, bias)]
-            if target is None:
-                return
-            key, sub = props[target][0], props[target][1]
-            counted = self._counted_in_time(key, sub)
-            if counted is not None:  # "a 10 minute timer" for duration_seconds: 600
-                self.choose(counted)
-            else:
-                self.walk_value(sub, (heard or {}).get(key, ()),
-                                optional=None if props[target][2] else key)
-                if top and props[target][2] and self._unsaid_text(key, sub, before):
-                    raise _Unsaid(key, before)
-            i, first = target + 1, False
-
-    def _call_text(self) -> bytes:
-        """The current call's decided text: committed tokens less what was sampled past the
-        last value, plus the forced text still queued."""
-        text = b"".join(self.piece(t) for t in self.generated[self._call_start:])
-        return text[: len(text) - len(self.overflow)] + self.buffer
-
-    def _unsaid_text(self, key: str, schema: dict[str, Any], before: bytes) -> bool:
-        """Whether the free-text value just written for required `key` was never said;
-        `before` is the call's text before the key (see `_call_text`)."""
-        if self.unsaid_required is None or not plain_text(schema):
-            return False
-        written = self._call_text()[len(before):]  # `, "key": value`
-        try:
-            value = json.loads(written.split(b": ", 1)[1] or b"null")
-        except (ValueError, IndexError):  # the closing quote not yet decided: judged as said
-            return False
-        return isinstance(value, str) and self.unsaid_required(self._tool, key, value)
-
-    def _counted_in_time(self, key: str, schema: dict[str, Any]) -> list[bytes] | None:
-        """For a number counted in a unit of time, the lengths of time said in that unit
-        (a small model writes 10000 for "10 minutes" in seconds); None otherwise."""
-        if not self.duration_hints or schema.get("type") not in ("integer", "number") or (
-                schema.get("enum")):
-            return None
-        unit = unit_of_time(key, schema)
-        if unit is None:
-            return None
-        values = in_unit(self.duration_hints, unit, whole=schema.get("type") == "integer")
-        options = [v.encode() for v in values]
-        return options if options and _prefix_free(options) else None
-
-    def _key_bias(self, schema: dict[str, Any], heard: Sequence[str] = ()) -> float:
-        """The prior for opening an optional key: more against a date or time not said,
-        and against a value that could not be one the user said."""
-        bias = self.optional_key_bias
-        unsaid_date = is_date_schema(schema) and not self.date_hints
-        unsaid_time = is_time(schema) and self.time_hints is not None and not self.time_hints
-        if unsaid_date or unsaid_time:
-            bias += self.undated_key_bias
-        if self.never_said is not None and self.never_said(schema, heard):
-            bias += self.unsaid_key_bias
-        return bias
-
-    def _heard_key(self, props: list[tuple[str, dict[str, Any], bool]], start: int) -> int | None:
-        """Index of the first optional key from `start` whose value the user said.
-
-        A date, or a time of day when no day was said (a day said carries its time).
-        """
-        for j in range(start, len(props)):
-            _, schema, required = props[j]
-            if required:
-                continue
-            if (is_date_schema(schema) and self.date_hints) or (
-                    is_time(schema) and self.time_hints and not self.date_hints):
-                return j
-        return None
-
-    def tool_call(
-        self,
-        tools: list[dict[str, Any]],
-        grammar: GrammarSampler,
-        name_bias: Sequence[float] | None = None,
-    ) -> str:
-        """One call inside the grammar: returns its JSON text (`{"name": .., "arguments": ..}`).
-
-        `name_bias`: per tool, added to the logit of its name (see `choose`).
-        """
-        self.flush()
-        self.grammar = grammar
-        grammar.reset()
-        mark = self._call_start = len(self.generated)
-        self.unsaid_keys = []
-        self.literal(name_prefix().encode())
-        options = [name_option(tool_name(t)).encode() for t in tools]
-        chosen = self.choose(options, name_bias)
-        self.name_scores = {tool_name(tools[i]): round(v, 3)
-                            for i, v in self.first_scores.items()}
-        self._tool, self.stopped_at = tool_name(tools[chosen]), None
-        try:
-            self.walk_object(arguments_schema(tools[chosen]),
-                             self.choice_hints.get(self._tool), top=True)
-        except _Unsaid as stop:
-            self.grammar, self.overflow, self.buffer = None, b"", b""
-            self.stopped_at = stop.key
-            return (stop.before + b"}}").decode("utf-8")
-        self.literal(b"}\n")
-        self.flush()
-        self.grammar = None
-        if self.overflow:
-            raise DecodeError(f"internal: text after the call: {self.overflow!r}")
-        return b"".join(self.piece(t) for t in self.generated[mark:]).decode("utf-8")
-
+    # --- free text ---------------------------------------------------------------------
     def text(
         self, banned: Sequence[int], stop: Callable[[int], bool], first: int | None = None,
         on_text: Callable[[str], None] | None = None,
