@@ -2,10 +2,12 @@
 is on disk (docs/embedded-llm.md, "Prompt state on disk").
 
 Runs `jarvis ask --json UTTERANCE` as a new process, twice, with the same fresh data
-directory (the prepared model is passed in with JARVIS_MODEL_PATH): the first run reads
-the whole system prompt and saves its state in `<data dir>/prompt-cache/`, the second
-loads that file instead. The utterance must reach the model: one a command's `pre_route`
-answers locally (e.g. "what time is it") would time no model at all, so that is checked.
+directory (the prepared model is passed in with JARVIS_MODEL_PATH, the prepared sentence
+encoder is linked into its `models/`, as a user's data directory holds both): the first
+run reads the whole system prompt and encodes the tools' sentences, and saves both in
+`<data dir>/prompt-cache/` and `<data dir>/sentence-vectors/`; the second loads them.
+The utterance must reach the model: one a command's `pre_route` answers locally (e.g.
+"what time is it") would time no model at all, so that is checked.
 
     python bench/cold_start.py [--utterance TEXT] [--after 2] [--target-s 3]
 """
@@ -57,6 +59,19 @@ def _ask(utterance: str, env: dict[str, str]) -> tuple[float, dict[str, Any]]:
     return elapsed, result
 
 
+def _link_encoder(data_dir: Path) -> None:
+    """The prepared sentence encoder, seen from `data_dir` as a user's own would be."""
+    from jarvis.center.meaning import SENTENCE_ENCODER, encoder_folder
+    from jarvis.model_files import ModelMissingError
+
+    try:
+        folder = encoder_folder()
+    except ModelMissingError as exc:
+        sys.exit(f"the sentence encoder is needed: {exc}")
+    (data_dir / "models").mkdir(parents=True)
+    (data_dir / "models" / SENTENCE_ENCODER.folder).symlink_to(folder)
+
+
 def _states(folder: Path) -> str:
     files = list(folder.glob("*.state")) if folder.is_dir() else []
     size = sum(f.stat().st_size for f in files) / 1e6
@@ -74,6 +89,7 @@ def main() -> int:
     model = _model()
     with tempfile.TemporaryDirectory(prefix="jarvis-cold-start-") as tmp:
         env = {**os.environ, "JARVIS_DATA_DIR": tmp, "JARVIS_MODEL_PATH": str(model)}
+        _link_encoder(Path(tmp))
         cache = Path(tmp) / "prompt-cache"
         first, result = _ask(args.utterance, env)
         print(f"first ever (reads the prompt):   {first:6.2f} s  "

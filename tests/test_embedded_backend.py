@@ -793,3 +793,23 @@ def test_a_call_of_one_named_tool_keeps_the_prompt(backend: EmbeddedBackend) -> 
     assert [c.name for c in only.tool_calls] == ["set_timer"]
     assert only.usage["prefix_cache"] == "live"
     assert only.usage["prompt_eval_tokens"] <= free.usage["prompt_eval_tokens"]
+
+
+@pytest.mark.model
+def test_the_quote_tokens_read_at_load_are_those_of_every_piece(backend: EmbeddedBackend
+                                                                 ) -> None:
+    """The tokens that open or close a string, read from the tokens whose text holds a
+    quote, are exactly those a reading of every token's piece finds."""
+    backend.load()
+    llm = backend._llm
+    closers, inner = set(), []
+    for token in range(llm.n_vocab()):
+        piece = llm.detokenize([token], special=False)
+        at = piece.find(b'"')
+        if at == 0:
+            closers.add(token)
+        elif 0 < at < len(piece) - 1:
+            inner.append(token)
+    found_closers, found_inner = backend._tails
+    assert found_closers == closers and len(closers) > 100
+    assert found_inner.tolist() == inner and len(inner) > 100

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import time
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -494,3 +495,16 @@ def test_a_foreign_tool_asks_for_what_was_not_said_and_derives_what_was(
     countdown = (timed.tool_calls or [])[0]
     assert countdown.function.name == "start_countdown"
     assert json.loads(countdown.function.arguments) == {"duration_seconds": 600}
+
+
+def test_a_center_reads_its_model_as_it_starts_not_at_the_first_request(
+        model_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JARVIS_MODEL_PATH", str(model_path))
+    with CenterServer(settings=CenterSettings(data_dir=tmp_path)) as server:
+        backend = server.app.state.engine.backend
+        waited = 0.0
+        # The model's answer probe is known once the model is read (see `answer_probe`).
+        while backend.answer_probe is None and waited < 60:
+            time.sleep(0.1)
+            waited += 0.1
+        assert backend.answer_probe is not None, "no request was sent, yet it must be loaded"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -119,6 +120,47 @@ def test_a_choices_options_tell_what_a_plain_tool_is_for(relatedness: Relatednes
         scores = relatedness.scores(request, build_catalog([_find_events(options), weather],
                                                            None))
         assert max(scores, key=scores.__getitem__) == nearest, (options, scores)
+
+
+def _encoded_texts(relatedness: Relatedness) -> list[str]:
+    """Every text `relatedness` encodes from now on (its encoder, watched)."""
+    seen: list[str] = []
+    encode = relatedness.encoder.encode
+
+    def watched(texts: Any) -> Any:
+        seen.extend(texts)
+        return encode(texts)
+
+    relatedness.encoder.encode = watched  # type: ignore[method-assign]
+    return seen
+
+
+def test_a_tool_sets_sentences_are_encoded_once_across_processes(
+        relatedness: Relatedness, tmp_path: Path) -> None:
+    catalog = build_catalog([PLAY_SONG, FIND_BUS, RESERVE_TABLE], None)
+    kept = tmp_path / "sentence-vectors" / "minilm.npz"
+    first = Relatedness(relatedness.encoder, kept)
+    expected = first.scores("I need to get to Fresno by coach", catalog)
+    assert kept.is_file()
+    # A new process: the same encoder weights, the vectors read from the file.
+    later = Relatedness(copy.copy(relatedness.encoder), kept)
+    encoded = _encoded_texts(later)
+    assert later.scores("I need to get to Fresno by coach", catalog) == expected
+    assert encoded == ["I need to get to Fresno by coach"]
+
+
+def test_an_unreadable_sentence_vector_file_is_encoded_again(
+        relatedness: Relatedness, tmp_path: Path) -> None:
+    catalog = build_catalog([PLAY_SONG, FIND_BUS], None)
+    expected = Relatedness(relatedness.encoder).scores("put on some tunes", catalog)
+    for garbage in (b"not a numpy file", b"PK\x03\x04 cut short"):
+        kept = tmp_path / "minilm.npz"
+        kept.write_bytes(garbage)
+        assert Relatedness(relatedness.encoder, kept).scores("put on some tunes",
+                                                             catalog) == expected
+        assert len(Relatedness(relatedness.encoder, kept)._kept) == len(
+            declaration_sentences(catalog.tools["play_song"])) + len(
+            declaration_sentences(catalog.tools["find_bus"]))
 
 
 def test_off_means_words_only_and_on_needs_the_prepared_encoder(tmp_path: Path,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
@@ -115,10 +116,13 @@ def _lifespan(
     backend: LLMBackend,
     owns_backend: bool,
 ) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
-    """Sweep old conversations while the app runs; close what the center opened at the end."""
+    """Load the center's own model in the background at the start; sweep old conversations
+    while the app runs; close what the center opened at the end."""
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        if owns_backend:
+            _load_in_background(backend)
         sweeping = asyncio.create_task(retention.run())
         yield
         sweeping.cancel()
@@ -132,6 +136,23 @@ def _lifespan(
             close()
 
     return lifespan
+
+
+def _load_in_background(backend: LLMBackend) -> None:
+    """Read a backend's model (embedded) now, beside the center's start and the node's
+    first requests, so the first answer does not wait for it; a failure is logged here and
+    reported by the first request, as without this."""
+    load = getattr(backend, "load", None)
+    if not callable(load):
+        return
+
+    def run() -> None:
+        try:
+            load()
+        except Exception as exc:
+            log.info("the language model was not loaded in advance: %s", exc)
+
+    threading.Thread(target=run, name="llm-load", daemon=True).start()
 
 
 def _add_middleware(

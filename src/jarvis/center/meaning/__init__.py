@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 from typing import Literal
 
+from jarvis.center.meaning.kept_vectors import default_vectors_file
 from jarvis.center.meaning.model import (
     SENTENCE_ENCODER,
     encoder_folder,
@@ -38,10 +39,10 @@ def load_relatedness(mode: Literal["auto", "on", "off"], data_dir: Path | None =
             log.warning("the sentence encoder is not prepared: commands are matched by their "
                         "words only. `%s` prepares it.", SENTENCE_ENCODER.prepare_command)
         return None
-    return _shared(encoder_folder(data_dir))
+    return _shared(encoder_folder(data_dir), default_vectors_file())
 
 
 @functools.lru_cache(maxsize=2)
-def _shared(folder: Path) -> Relatedness:
+def _shared(folder: Path, kept_in: Path | None) -> Relatedness:
     # One encoder per process: its weights are read once however many centers start.
-    return Relatedness.load(folder)
+    return Relatedness.load(folder, kept_in)

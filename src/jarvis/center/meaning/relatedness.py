@@ -9,8 +9,9 @@ vectors. Nothing here depends on which tools exist: what a tool means comes only
 what its author wrote, and a better description or an example in the users' own words
 makes it better understood.
 
-Tool sentences are encoded once and kept (a tool set is sent once per conversation and
-nodes send the same tools again and again); a request costs one encoding.
+Tool sentences are encoded once and kept, in memory and on disk (kept_vectors.py): a
+tool set is sent once per conversation and nodes send the same tools again and again; a
+request costs one encoding.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from jarvis.center.meaning.encoder import SentenceEncoder, Vector
+from jarvis.center.meaning.kept_vectors import read_vectors, write_vectors
 from jarvis.center.toolspec import ToolCatalog, ToolSpec
 
 __all__ = ["Relatedness", "declaration_sentences"]
@@ -61,36 +63,47 @@ def _example_sentences(spec: ToolSpec) -> list[str]:
 class Relatedness:
     """Tool name -> relatedness (cosine, -1..1) of a request to each tool of a catalog."""
 
-    def __init__(self, encoder: SentenceEncoder) -> None:
+    def __init__(self, encoder: SentenceEncoder, kept_in: Path | None = None) -> None:
+        """`kept_in`: the file the tool sentences' vectors are kept in across processes
+        (None: in memory only)."""
         self.encoder = encoder
         self._kept: OrderedDict[str, Vector] = OrderedDict()
         self._lock = threading.Lock()
+        self._file = kept_in
+        if kept_in is not None:
+            self._kept.update(list(read_vectors(kept_in, encoder.dimension).items())[-_KEPT:])
 
     @classmethod
-    def load(cls, folder: Path) -> Relatedness:
-        return cls(SentenceEncoder(folder))
+    def load(cls, folder: Path, kept_in: Path | None = None) -> Relatedness:
+        return cls(SentenceEncoder(folder), kept_in)
 
     def scores(self, request: str, catalog: ToolCatalog) -> dict[str, float]:
         """Every tool of `catalog` with its relatedness to `request` (empty for no words)."""
         if not request.strip() or not catalog.tools:
             return {}
         said = self.encoder.encode([request])[0]
-        found: dict[str, float] = {}
-        for name, spec in catalog.tools.items():
-            vectors = self._vectors(declaration_sentences(spec))
-            found[name] = round(float(np.max(vectors @ said)), 4)
-        return found
+        sentences = {name: declaration_sentences(spec) for name, spec in catalog.tools.items()}
+        self._encode_missing([s for own in sentences.values() for s in own])
+        return {name: round(float(np.max(self._vectors(own) @ said)), 4)
+                for name, own in sentences.items()}
 
-    def _vectors(self, sentences: list[str]) -> Vector:
+    def _encode_missing(self, sentences: list[str]) -> None:
+        """Encode the sentences not kept yet, all at once, and keep them (on disk too)."""
         with self._lock:
             missing = [s for s in dict.fromkeys(sentences) if s not in self._kept]
-        if missing:
-            encoded = self.encoder.encode(missing)
-            with self._lock:
-                for sentence, vector in zip(missing, encoded, strict=True):
-                    self._kept[sentence] = vector
-                while len(self._kept) > _KEPT:
-                    self._kept.popitem(last=False)
+        if not missing:
+            return
+        encoded = self.encoder.encode(missing)
+        with self._lock:
+            for sentence, vector in zip(missing, encoded, strict=True):
+                self._kept[sentence] = vector
+            while len(self._kept) > _KEPT:
+                self._kept.popitem(last=False)
+            kept = dict(self._kept)
+        if self._file is not None:
+            write_vectors(self._file, kept)
+
+    def _vectors(self, sentences: list[str]) -> Vector:
         with self._lock:
             rows = [self._kept.get(s) for s in sentences]
         if any(row is None for row in rows):  # pushed out meanwhile by another thread

@@ -929,7 +929,11 @@ class EmbeddedBackend:
         """
         closers: set[int] = set()
         inner: list[int] = []
-        for token in range(self._llm.n_vocab()):
+        # A piece holds a quote only where the token's own text does (a byte-level BPE
+        # writes '"' as itself): the cheap text read picks the few pieces worth building.
+        quoted = [token for token in range(self._llm.n_vocab())
+                  if b'"' in llama_cpp.llama_vocab_get_text(self._vocab, token)]
+        for token in quoted:
             piece = self._llm.detokenize([token], special=False)
             at = piece.find(b'"')
             if at == 0:
