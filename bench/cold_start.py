@@ -46,14 +46,24 @@ def _model() -> Path:
 
 
 def _ask(utterance: str, env: dict[str, str]) -> tuple[float, dict[str, Any]]:
-    """Seconds from starting the process to its exit (the answer is printed last)."""
+    """Seconds from starting the process to its answer printed (the JSON's last line),
+    before the process has shut its node and center down."""
     started = time.perf_counter()
-    done = subprocess.run([_jarvis(), "ask", "--json", utterance], env=env,
-                          capture_output=True, text=True, timeout=600, check=False)
-    elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        sys.exit(f"jarvis ask failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
-    result: dict[str, Any] = json.loads(done.stdout)
+    with subprocess.Popen([_jarvis(), "ask", "--json", utterance], env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None
+        lines = []
+        for line in process.stdout:
+            lines.append(line)
+            if line.rstrip("\n") == "}":  # the answer is complete
+                break
+        elapsed = time.perf_counter() - started
+        lines.extend(process.stdout)
+        stderr = process.stderr.read() if process.stderr is not None else ""
+        code = process.wait(timeout=600)
+    if code != 0:
+        sys.exit(f"jarvis ask failed ({code}): {stderr.strip()[-2000:]}")
+    result: dict[str, Any] = json.loads("".join(lines))
     if result.get("pre_routed"):
         sys.exit(f"{utterance!r} is answered without the model; pick another utterance")
     return elapsed, result

@@ -200,14 +200,15 @@ def ask(
         fail("nothing to ask")
     with running_node(center) as node:
         result = _ask_once(node, text)
-    if as_json:
-        typer.echo(json.dumps(result.to_dict(), indent=2, default=str))
-        if result.stop_reason == "error":
+        # Said before the node and its center shut down, which takes a moment more.
+        if as_json:
+            typer.echo(json.dumps(result.to_dict(), indent=2, default=str))
+        elif result.stop_reason != "error":
+            console.print(escape(result.message))
+    if result.stop_reason == "error":
+        if as_json:
             raise typer.Exit(1)
-    elif result.stop_reason == "error":
         fail(result.message)
-    else:
-        console.print(escape(result.message))
 
 
 def _lines() -> Iterator[str]:
