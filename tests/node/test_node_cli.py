@@ -7,6 +7,9 @@ from `JARVIS_LLM_SCRIPT` (a protocol test: the script says which tools "the mode
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -90,10 +93,7 @@ def test_chat_follows_up_on_a_fast_path_answer(scripted) -> None:
     assert lines == ["jarvis> 5 plus 3 is 8.", "jarvis> 8 times 2 is 16."]
 
 
-def test_pre_routed_ask_needs_no_language_model(data_dir: Path, monkeypatch) -> None:
-    # the default embedded backend has no model here; a pre-routed utterance never needs it
-    (data_dir / "commands").mkdir()
-    (data_dir / "commands" / "aquarium.py").write_text('''
+AQUARIUM = '''
 from jarvis.sdk import CommandResponse, IJarvisCommand, PreRouteResult
 
 class Aquarium(IJarvisCommand):
@@ -106,7 +106,13 @@ class Aquarium(IJarvisCommand):
 
     def run(self, request_info, **kwargs):
         return CommandResponse.success_response(message="paused")
-''')
+'''
+
+
+def test_pre_routed_ask_needs_no_language_model(data_dir: Path, monkeypatch) -> None:
+    # the default embedded backend has no model here; a pre-routed utterance never needs it
+    (data_dir / "commands").mkdir()
+    (data_dir / "commands" / "aquarium.py").write_text(AQUARIUM)
     monkeypatch.setenv("JARVIS_MODEL_PATH", str(data_dir / "no-model.gguf"))
     result = runner.invoke(app, ["ask", "feed the aquarium fish"])
     assert result.exit_code == 0, result.output
@@ -117,6 +123,26 @@ class Aquarium(IJarvisCommand):
     assert "Traceback" not in result.output
     assert "no-model.gguf" in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_chat_without_a_language_model_answers_locally_and_says_why_for_the_rest(
+        data_dir: Path, monkeypatch) -> None:
+    # chat starts its center early; without a model that start fails quietly, and the
+    # first utterance that needs the center says why, once
+    (data_dir / "commands").mkdir()
+    (data_dir / "commands" / "aquarium.py").write_text(AQUARIUM)
+    monkeypatch.setenv("JARVIS_MODEL_PATH", str(data_dir / "no-model.gguf"))
+    result = runner.invoke(app, ["chat"], input="feed the aquarium fish\n")
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == "jarvis> The fish are fed."
+
+    result = runner.invoke(app, ["chat"],
+                           input="feed the aquarium fish\nwhat is the meaning of life\n")
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    lines = result.output.strip().splitlines()
+    assert lines[0] == "jarvis> The fish are fed."
+    assert len(lines) == 2 and "no-model.gguf" in lines[1]
 
 
 def test_unreachable_center_is_one_clear_line(data_dir: Path) -> None:
@@ -167,3 +193,24 @@ def test_secrets_set_refuses_an_empty_value(data_dir: Path) -> None:
     assert result.exit_code == 1
     assert "empty value" in result.output
     assert not (data_dir / "node.db").exists()
+
+
+def test_chat_starts_its_center_while_the_first_line_is_typed(scripted, data_dir: Path) -> None:
+    scripted([_add(5, 3)])
+    chat = subprocess.Popen([sys.executable, "-m", "jarvis.cli.main", "chat"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        waited = 0.0
+        # Nothing typed yet: the center (its database in the data directory) starts anyway.
+        while not (data_dir / "center.db").exists() and waited < 60:
+            assert chat.poll() is None, chat.communicate()
+            time.sleep(0.1)
+            waited += 0.1
+        assert (data_dir / "center.db").exists()
+        out, err = chat.communicate("sum up my numbers 5 and 3\n", timeout=120)
+    finally:
+        if chat.poll() is None:
+            chat.kill()
+    assert chat.returncode == 0, err
+    assert "jarvis> That makes 8." in out

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -15,8 +13,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from jarvis.cli.in_process_center import CenterStartError, InProcessCenter
 from jarvis.node.actions import pick_action
-from jarvis.node.center_login import CenterLogin, center_login, local_key, save_local_key
+from jarvis.node.center_login import CenterLogin, center_login
 from jarvis.node.client import CenterError, CenterUnreachableError, JarvisCommandCenterClient
 from jarvis.node.installer import (
     CommandState,
@@ -71,74 +70,6 @@ def _settings(center_url: str | None = None) -> NodeSettings:
         fail(str(exc))
 
 
-def _check_embedded_model(center_settings: Any) -> None:
-    """Fail before starting when the embedded model is missing, with the way to get it."""
-    if center_settings.llm_backend != "embedded":
-        return
-    try:
-        from jarvis.center.llm.model_store import ModelStoreError, resolve_model_path
-    except ImportError:
-        return
-    try:
-        resolve_model_path(center_settings.llm_model, center_settings.resolved_data_dir())
-    except ModelStoreError as exc:
-        fail(str(exc))
-
-
-# The node the CLI registers with the center it starts itself (no set-up needed).
-LOCAL_NODE = "local"
-
-
-class _InProcessCenter:
-    """A center started on loopback the first time the node needs one, stopped at exit.
-
-    This machine is its node: the key is made on first use and kept with the node's secrets.
-    """
-
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        self.server: Any = None
-
-    def url(self) -> str:
-        from jarvis.center.server import CenterServer
-        from jarvis.center.settings import load_settings
-
-        overrides: dict[str, Any] = {"data_dir": self.data_dir, "port": 0}
-        if not os.environ.get("JARVIS_LOG_LEVEL"):
-            overrides["log_level"] = "warning"  # uvicorn's lines would interleave with answers
-        try:
-            center_settings = load_settings(overrides)
-        except ValueError as exc:
-            fail(str(exc))
-        _check_embedded_model(center_settings)
-        try:
-            self.server = CenterServer(settings=center_settings).start()
-        except Exception as exc:
-            fail(f"cannot start the built-in command center: {exc}")
-        return str(self.server.url)
-
-    def key(self) -> str:
-        """This machine's node key, made (again) when the center does not know it."""
-        from jarvis.center.auth import NodeKeys
-
-        store = NodeStore(self.data_dir)
-        try:
-            key = local_key(store)
-            if key is None or NodeKeys(self.server.app.state.store).node_for(key) != LOCAL_NODE:
-                key = self.server.add_node(LOCAL_NODE, replace=True)
-                save_local_key(store, key)
-            return key
-        except SecretKeyError as exc:
-            fail(str(exc))
-        finally:
-            store.close()
-
-    def stop(self) -> None:
-        if self.server is not None:
-            self.server.stop()
-            self.server = None
-
-
 def _login(settings: NodeSettings) -> CenterLogin:
     """The center and key to use; no URL: the CLI starts a center of its own."""
     store = NodeStore(settings.data_dir)
@@ -150,16 +81,36 @@ def _login(settings: NodeSettings) -> CenterLogin:
         store.close()
 
 
+def _center_access(center: InProcessCenter) -> tuple[Callable[[], str], Callable[[], str]]:
+    """The center's URL and this node's key, read when the node first needs them; a center
+    that cannot start ends the command with one clear line."""
+    def url() -> str:
+        try:
+            return center.url()
+        except CenterStartError as exc:
+            fail(str(exc))
+
+    def key() -> str:
+        try:
+            return center.key()
+        except (CenterStartError, SecretKeyError) as exc:
+            fail(str(exc))
+
+    return url, key
+
+
 @contextlib.contextmanager
-def running_node(center: str | None) -> Iterator[Node]:
+def running_node(center: str | None, early: bool = False) -> Iterator[Node]:
+    """The node, with the center it talks to; `early`: start a center of its own now, in
+    the background (someone is about to talk), not at the first request."""
     settings = _settings(center)
     login = _login(settings)
-    in_process = None if login.url else _InProcessCenter(settings.data_dir)
+    in_process = None if login.url else InProcessCenter(settings.data_dir)
+    if in_process is not None and early:
+        in_process.start_early()
+    url, key = _center_access(in_process) if in_process else (str(login.url), login.key)
     client = JarvisCommandCenterClient(
-        in_process.url if in_process else str(login.url),
-        ca_file=None if in_process else settings.center_ca,
-        key=in_process.key if in_process else login.key,
-    )
+        url, ca_file=None if in_process else settings.center_ca, key=key)
     node = open_node(settings, client=client, progress=_progress)
     for problem in node.registry.problems:
         err_console.print(f"[yellow]Warning:[/yellow] {escape(str(problem))}")
@@ -273,7 +224,7 @@ def chat(center: CenterOption = None) -> None:
 
     When an answer offers choices, typing a choice's number or label picks it.
     """
-    with running_node(center) as node, Scheduler(node.store.storage, _say):
+    with running_node(center, early=True) as node, Scheduler(node.store.storage, _say):
         choices: list[JarvisButton] = []
         for line in _lines():
             text = line.strip()
