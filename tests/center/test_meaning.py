@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from center_helpers import function_tool, scripted_turn
 
+from jarvis.center.engine import Engine
 from jarvis.center.evocation import EVOKED_BY_MEANING, among_the_nearest, evokes
 from jarvis.center.llm.scripted import ScriptedBackend, text, tool_calls
 from jarvis.center.meaning import (
@@ -19,8 +20,16 @@ from jarvis.center.meaning import (
     declaration_sentences,
     load_relatedness,
 )
+from jarvis.center.store import Store
 from jarvis.center.toolspec import build_catalog
 from jarvis.model_files import ModelIntegrityError, ModelMissingError, prepare_bundle
+from jarvis.protocol import (
+    ContinueRequest,
+    ConversationStartRequest,
+    ToolOutput,
+    ToolResult,
+    VoiceCommandRequest,
+)
 
 PLAY_SONG = function_tool("play_song", {"title": {"type": "string"}}, [],
                           "Play a song by a given artist or album")
@@ -433,6 +442,32 @@ def test_a_word_shared_with_the_nearest_tool_names_it_only_when_meaning_is_close
                             tool_calls(("buy_bus_ticket", {})), tools=tools)
     assert asked.stop_reason == "validation_required"
     assert asked.validation_request.parameter_name == "from_city"
+
+
+def test_a_request_said_again_and_again_keeps_naming_its_tool(
+        tmp_path: Path, relatedness: Relatedness) -> None:
+    weather = function_tool("open_weather_command", {"city": {"type": "string"}}, ["city"],
+                            "Gets weather for a city")
+    said = "weather in conv-318e4e10faff"
+    # All the turns together are far from the tool; the request itself is not.
+    catalog = build_catalog([weather], None)
+    assert relatedness.scores("\n".join([said] * 6), catalog)["open_weather_command"] < 0.28
+    rounds = 6
+    replies = [tool_calls(("open_weather_command", {"city": "conv-318e4e10faff"})),
+               text("Sunny.")] * rounds
+    store = Store(f"sqlite:///{tmp_path / 'c.db'}")
+    engine = Engine(store, ScriptedBackend(replies), relatedness=relatedness)
+    cid = "long-conversation"
+    engine.start(ConversationStartRequest(conversation_id=cid, client_tools=[weather]))
+    try:
+        for _ in range(rounds):
+            reply = engine.command(VoiceCommandRequest(conversation_id=cid,
+                                                       voice_command=said))
+            assert reply.stop_reason == "tool_calls", reply.assistant_message
+            engine.continue_(ContinueRequest(conversation_id=cid, tool_results=[ToolResult(
+                tool_call_id=reply.tool_calls[0].id, output=ToolOutput(success=True))]))
+    finally:
+        store.close()
 
 
 def test_a_tools_declaration_written_out_is_no_answer(

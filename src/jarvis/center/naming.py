@@ -27,7 +27,8 @@ def named(turn: Turn, tool: str, arguments: Any = None, values_said: int = 0) ->
     said = user_words(turn)
     # The first turn's words are this utterance, already weighed for the LLM request.
     text = turn.voice_command if said == turn.heard_command else said
-    spec, related = turn.catalog.tools[tool], turn.related(text)
+    spec, related = turn.catalog.tools[tool], _nearer(turn.related(text),
+                                                      turn.related(turn.voice_command))
     near = among_the_nearest(tool, related)
     if evokes(said, spec, related.get(tool), values_said, near=near):
         return True
@@ -39,6 +40,13 @@ def named(turn: Turn, tool: str, arguments: Any = None, values_said: int = 0) ->
         return False
     turn.trace["named_without_names"] = tool
     return True
+
+
+def _nearer(whole: dict[str, float], request: dict[str, float]) -> dict[str, float]:
+    """Per tool, the nearer of what the conversation said and what its request said: the
+    meaning of many turns together fades ("weather in Paris" five times over is further
+    from a weather tool than once)."""
+    return {name: max(value, request.get(name, value)) for name, value in whole.items()}
 
 
 def named_calls(turn: Turn, calls: list[LLMToolCall]) -> list[LLMToolCall]:
