@@ -44,8 +44,8 @@ def named(turn: Turn, tool: str, arguments: Any = None, values_said: int = 0) ->
 
 def _nearer(whole: dict[str, float], request: dict[str, float]) -> dict[str, float]:
     """Per tool, the nearer of what the conversation said and what its request said: the
-    meaning of many turns together fades ("weather in Paris" five times over is further
-    from a weather tool than once)."""
+    meaning of many turns together fades ("where is my parcel" five times over is further
+    from a parcel tracker than once)."""
     return {name: max(value, request.get(name, value)) for name, value in whole.items()}
 
 

@@ -253,7 +253,7 @@ class CallWalker(ABC):
                 return
             key, sub = props[target][0], props[target][1]
             counted = self._counted_in_time(key, sub)
-            if counted is not None:  # "a 10 minute timer" for duration_seconds: 600
+            if counted is not None:  # "10 minutes" said for a number of seconds: 600
                 self.choose(counted)
             else:
                 self.walk_value(sub, (heard or {}).get(key, ()),
