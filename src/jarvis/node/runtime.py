@@ -49,8 +49,7 @@ def open_node(
 ) -> Node:
     """A node talking to `settings.center_url`; `commands` replaces discovery (tests, demos)."""
     store = NodeStore(settings.data_dir)
-    # Migrate now, on the caller's thread: Alembic's context is process-global, so it must
-    # never run in the scheduler thread while a center in this process migrates its own store.
+    # Migrate now, before the scheduler's thread or a command uses the store.
     store.migrate()
     if commands is None:
         registry = load_registry(settings, store)

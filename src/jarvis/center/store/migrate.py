@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import sqlalchemy as sa
-from alembic import command
 from alembic.config import Config
+
+from jarvis.schema_upgrade import upgrade_to_head
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 
@@ -22,4 +23,4 @@ def upgrade(engine: sa.Engine) -> None:
         if connection.dialect.name == "postgresql":
             connection.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": _PG_LOCK_ID})
         config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+        upgrade_to_head(config)

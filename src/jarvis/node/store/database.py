@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
+
+from jarvis.schema_upgrade import upgrade_to_head
 
 __all__ = ["DB_FILE_NAME", "current_revision", "head_revision", "open_engine", "upgrade"]
 
@@ -57,5 +58,5 @@ def upgrade(engine: Engine) -> bool:
     config = _alembic_config()
     with engine.begin() as conn:
         config.attributes["connection"] = conn
-        command.upgrade(config, "head")
+        upgrade_to_head(config)
     return True
