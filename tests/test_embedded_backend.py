@@ -270,6 +270,19 @@ def backend() -> Any:
     instance.close()
 
 
+def _model(backend: EmbeddedBackend) -> Any:
+    """The backend's loaded model (its vocabulary, prompt layout and tokens)."""
+    backend.load()
+    return backend._loaded
+
+
+def _request_tokens(backend: EmbeddedBackend, messages: list[dict[str, Any]],
+                    tools: list[dict[str, Any]]) -> Any:
+    """The prompt's tokens and its stable prefix's, as the backend reads a request."""
+    layout = _model(backend).layout
+    return backend._on_model_thread(layout.request_tokens, messages, tools)
+
+
 def _check_arguments(name: str, arguments: dict[str, Any]) -> None:
     """The call matches the schema exactly (the grammar's promise)."""
     tool = next(t for t in TOOLS if t["function"]["name"] == name)
@@ -682,7 +695,7 @@ def test_a_prompt_that_nearly_fills_the_context_still_leaves_room_for_the_call(
     request = _request("remind me to call the plumber about the leaking kitchen sink",
                        tools=[*TOOLS, REMINDER])
     shown = with_no_tool(request.tools)  # as the request will be read: `say` offered too
-    full, _ = backend._on_model_thread(backend._prompt_tokens, request.messages, shown)
+    full, _ = _request_tokens(backend, request.messages, shown)
     tight = EmbeddedBackend(_model_path(), EmbeddedOptions(n_ctx=len(full) + 20,
                                                            prompt_cache_dir=None))
     try:
@@ -700,14 +713,12 @@ def test_every_request_of_a_tool_set_shares_one_prompt_prefix_whatever_its_lengt
     tools = with_no_tool([*TOOLS, REMINDER])
     short = _request("hi").messages
     long = _request("remind me " + "to water the plants and " * 60 + "to rest").messages
-    shared, _ = backend._on_model_thread(backend._prompt_tokens, short[:1], tools)
+    shared, _ = _request_tokens(backend, short[:1], tools)
     for room in (300, 900, 1500):  # the context left after the tools as JSON
         sized = EmbeddedBackend(_model_path(), EmbeddedOptions(n_ctx=len(shared) + room,
                                                                prompt_cache_dir=None))
         try:
-            sized._on_model_thread(sized._load)
-            prefixes = [sized._on_model_thread(sized._prompt_tokens, m, tools)[1].tolist()
-                        for m in (short, long)]
+            prefixes = [_request_tokens(sized, m, tools)[1].tolist() for m in (short, long)]
         finally:
             sized.close()
         assert prefixes[0] and prefixes[0] == prefixes[1], room
@@ -717,26 +728,26 @@ def test_a_tool_sets_system_turn_is_tokenized_once_and_prompts_as_a_whole_would_
         backend: EmbeddedBackend, monkeypatch: pytest.MonkeyPatch) -> None:
     tools = with_no_tool([*TOOLS, REMINDER])
     read: list[bytes] = []
-    tokenize = backend._llm.tokenize
+    tokenize = _model(backend).llm.tokenize
 
     def recorded(text: bytes, *args: Any, **kwargs: Any) -> list[int]:
         read.append(text)
         return tokenize(text, *args, **kwargs)
 
     first = _request("what's the weather in Paris").messages
-    backend._on_model_thread(backend._prompt_tokens, first, tools)
-    monkeypatch.setattr(backend._llm, "tokenize", recorded)
+    _request_tokens(backend, first, tools)
+    monkeypatch.setattr(_model(backend).llm, "tokenize", recorded)
     follow_up = [*first, {"role": "assistant", "content": "Which day?"},
                  {"role": "user", "content": "tomorrow, and remind me to pack"}]
     for messages in (_request("set a timer for 5 minutes").messages, follow_up):
         read.clear()
-        full, prefix = backend._on_model_thread(backend._prompt_tokens, messages, tools)
+        full, prefix = _request_tokens(backend, messages, tools)
         # Only the request's own turns were read; the system turn and tools were kept.
         assert sum(len(text) for text in read) < 400
         assert len(prefix) > 300 and full[: len(prefix)].tolist() == prefix.tolist()
-        shown, rendered = backend._shown(messages, tools)
-        assert backend._prompt is not None
-        whole = backend._prompt.render(shown, rendered, add_generation_prompt=True)
+        layout = _model(backend).layout
+        shown, rendered = layout.shown(messages, tools)
+        whole = layout.prompt.render(shown, rendered, add_generation_prompt=True)
         assert full.tolist() == tokenize(whole.encode(), add_bos=False, special=True)
 
 
@@ -800,8 +811,7 @@ def test_the_quote_tokens_read_at_load_are_those_of_every_piece(backend: Embedde
                                                                  ) -> None:
     """The tokens that open or close a string, read from the tokens whose text holds a
     quote, are exactly those a reading of every token's piece finds."""
-    backend.load()
-    llm = backend._llm
+    llm = _model(backend).llm
     closers, inner = set(), []
     for token in range(llm.n_vocab()):
         piece = llm.detokenize([token], special=False)
@@ -810,6 +820,6 @@ def test_the_quote_tokens_read_at_load_are_those_of_every_piece(backend: Embedde
             closers.add(token)
         elif 0 < at < len(piece) - 1:
             inner.append(token)
-    found_closers, found_inner = backend._tails
+    found_closers, found_inner = _model(backend).tails
     assert found_closers == closers and len(closers) > 100
     assert found_inner.tolist() == inner and len(inner) > 100

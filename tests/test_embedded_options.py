@@ -46,14 +46,14 @@ def test_bench_backend_args_become_options_or_a_clear_exit() -> None:
 
 
 def test_the_name_choice_leans_to_the_tools_the_request_means() -> None:
-    from jarvis.center.llm.embedded.backend import EmbeddedBackend
+    from jarvis.center.llm.embedded.call_writer import name_bias
     from jarvis.center.llm.embedded.spoken_answer import NO_TOOL_SCHEMA
 
     tools = [{"type": "function", "function": {"name": n, "parameters": {}}}
              for n in ("find_bus", "play_song")]
-    backend = EmbeddedBackend("unused.gguf", EmbeddedOptions(relatedness_bias=60.0))
-    bias = backend._name_bias([*tools, NO_TOOL_SCHEMA], {}, False,
-                              {"find_bus": 0.1, "play_song": 0.5})
+    options = EmbeddedOptions(relatedness_bias=60.0)
+    bias = name_bias(options, [*tools, NO_TOOL_SCHEMA], {}, False,
+                     {"find_bus": 0.1, "play_song": 0.5})
     # The most related tool keeps its logit, the other loses 60 x 0.4; `say` is untouched.
     assert bias == pytest.approx([-24.0, 0.0, EmbeddedOptions().no_tool_bias])
-    assert backend._name_bias(tools, {}, False, None) == [0.0, 0.0]
+    assert name_bias(options, tools, {}, False, None) == [0.0, 0.0]

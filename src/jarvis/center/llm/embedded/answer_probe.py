@@ -79,6 +79,21 @@ class AnswerProbe:
         path = probes_dir / f"{digest}.json"
         return cls.load(path) if path.is_file() else None
 
+    @classmethod
+    def chosen(cls, source: str | Path | None, model_path: Path, n_embd: int
+               ) -> AnswerProbe | None:
+        """The probe an option names ("auto": the model's shipped one; None: none), checked
+        against the model's width (AnswerProbeError when it cannot be used)."""
+        if source is None:
+            return None
+        probe = cls.for_model(model_path) if source == "auto" else cls.load(source)
+        if probe is not None and probe.n_embd != n_embd:
+            raise AnswerProbeError(
+                f"the answer probe {probe.source} is for a model with {probe.n_embd}-wide "
+                f"states, but {model_path.name} has {n_embd}; train one for this model "
+                "(bench/train_answer_probe.py) or pass answer_probe=None")
+        return probe
+
     def score(self, states: dict[str, npt.NDArray[np.float32]]) -> float:
         features = np.concatenate([np.asarray(states[k], dtype=np.float32) for k in FEATURES])
         return float(features @ self.weights + self.bias)

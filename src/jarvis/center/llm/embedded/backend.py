@@ -9,13 +9,9 @@ output is open.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import secrets
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,36 +37,12 @@ from jarvis.center.llm.base import (
 )
 from jarvis.center.llm.embedded import request_text
 from jarvis.center.llm.embedded.answer_probe import AnswerProbe, AnswerProbeError
-from jarvis.center.llm.embedded.cpu import cpu_lists_amx, without_weight_repacking
-from jarvis.center.llm.embedded.grammar import (
-    arguments_schema,
-    name_option,
-    name_prefix,
-    tool_call_grammar,
-    tool_name,
-    value_grammar,
-)
-from jarvis.center.llm.embedded.grounding import (
-    completed_values,
-    dates_as_said,
-    items_from_the_other_clause,
-    never_said,
-    respelled_required_text,
-    unsaid_optional_arguments,
-)
+from jarvis.center.llm.embedded.grammar import arguments_schema, tool_name, value_grammar
+from jarvis.center.llm.embedded.grounding import never_said, respelled_required_text
 from jarvis.center.llm.embedded.model_thread import ModelThread
 from jarvis.center.llm.embedded.options import EmbeddedOptions
-from jarvis.center.llm.embedded.prompt import (
-    FALLBACK_TEMPLATE,
-    ChatPrompt,
-    slim_tools,
-    with_tool_signatures,
-)
-from jarvis.center.llm.embedded.prompt_state_cache import open_cache
-from jarvis.center.llm.embedded.prompt_tokens import PromptTokenizer
 from jarvis.center.llm.embedded.spoken_answer import (
     NO_TOOL,
-    NO_TOOL_SCHEMA,
     SAY_LABEL,
     looks_like_a_call,
     names_a_tool,
@@ -86,25 +58,20 @@ except ImportError:  # pragma: no cover - exercised only without the extra
     llama_cpp = None  # type: ignore[assignment]
 
 if llama_cpp is not None:
-    from jarvis.center.llm.embedded.context import PromptContext
+    from jarvis.center.llm.embedded.call_writer import CallWriter
     from jarvis.center.llm.embedded.decode_inputs import (
         DecodeSettings,
         Heard,
         KeyBiases,
-        TokenText,
         ValueChecks,
     )
     from jarvis.center.llm.embedded.decoder import Decoder, read_last_logits
+    from jarvis.center.llm.embedded.first_token import call_or_text, first_tokens
     from jarvis.center.llm.embedded.grammar_sampler import GrammarSampler
+    from jarvis.center.llm.embedded.loaded_model import LoadedModel, open_model
 
 
 _T = TypeVar("_T")
-# Context kept free for the reply when choosing how to write the tools: a call with several
-# values needs ~100 tokens, and a prompt that fills the context leaves the model mid-call.
-_REPLY_ROOM = 256
-# Context kept free after the stable system turn for a turn: the day's dates and clock, a
-# few earlier turns and the utterance.
-_TURN_ROOM = 512
 
 
 def default_threads() -> int:
@@ -121,6 +88,7 @@ class _Turn:
     """A request as `_complete` prepared it: the prompt read, its grammar, the probe's say."""
 
     request: LLMRequest
+    writer: CallWriter
     full: npt.NDArray[np.intc]
     prefix: npt.NDArray[np.intc]
     deadline: float
@@ -177,22 +145,7 @@ class EmbeddedBackend:
         # Every llama.cpp call runs on this one thread: see `_on_model_thread`.
         self._model_thread: ModelThread | None = None
         self._model_thread_lock = threading.Lock()
-        self._llm: Any = None
-        self._vocab: Any = None
-        self._prompt: ChatPrompt | None = None
-        self._context: PromptContext | None = None  # made at load
-        self._tokens: PromptTokenizer | None = None  # made at load
-        self._grammars: OrderedDict[str, GrammarSampler] = OrderedDict()
-        self._pieces: dict[int, bytes] = {}
-        self._special: dict[str, int] = {}
-        self._openings: dict[bytes, list[int]] = {}
-        self._dropped: list[str] = []  # optional arguments of the last reply nobody said
-        # Values of the last reply put in the user's words, or completed from them.
-        self._respelled: list[str] = []
-        self._stopped_at: list[str] = []  # a required value nobody said ended the call here
-        # Set at load: see _quote_tails.
-        self._tails: tuple[frozenset[int], npt.NDArray[np.int32]] = (frozenset(), np.zeros(
-            0, dtype=np.int32))
+        self._model: LoadedModel | None = None  # read on the model thread at first use
         self._first_gap: float | None = None  # of the last call-or-answer decision (usage)
         # The last request's prompt and the tokens its reply wrote: see `_draft_source`.
         self._last_written: tuple[npt.NDArray[np.intc], list[int]] | None = None
@@ -223,85 +176,27 @@ class EmbeddedBackend:
         self._on_model_thread(self._load)
 
     def _load(self) -> None:
-        if self._llm is not None:
+        if self._model is not None:
             return
         if llama_cpp is None:
             raise LLMUnavailableError(
                 "the embedded backend needs llama-cpp-python: "
                 "pip install 'jarvis-assistant[embedded]'"
             )
-        path = self.model_path
-        if not path.is_file():
-            raise LLMUnavailableError(
-                f"model file {path} does not exist; run `jarvis model prepare`"
-            )
-        repack = self.options.weight_repacking if self.options.weight_repacking is not None else (
-            not cpu_lists_amx())
+        model = open_model(self.model_path, self.options, self.n_threads)
         try:
-            with contextlib.nullcontext() if repack else without_weight_repacking(llama_cpp):
-                llm = llama_cpp.Llama(
-                    model_path=str(path),
-                    n_ctx=self.options.n_ctx,
-                    n_batch=self.options.n_batch,
-                    n_threads=self.n_threads,
-                    n_threads_batch=self.n_threads,
-                    flash_attn=self.options.flash_attn,
-                    verbose=False,
-                )
-        except (ValueError, RuntimeError, OSError) as exc:
-            raise LLMUnavailableError(
-                f"could not load the model {path}: {exc}. The file may be corrupt or not a "
-                "GGUF model; run `jarvis model prepare --force` or fix JARVIS_MODEL_PATH."
-            ) from exc
-        template = llm.metadata.get("tokenizer.chat_template") or FALLBACK_TEMPLATE
-        self._prompt = ChatPrompt(template)
-        self._vocab = llama_cpp.llama_model_get_vocab(llm.model)
-        self._llm = llm
-        for text in ("<tool_call>", "</tool_call>", "<|im_start|>", "<|im_end|>", "\n"):
-            ids = llm.tokenize(text.encode(), add_bos=False, special=True)
-            if len(ids) != 1:
-                self._llm = None
-                raise LLMUnavailableError(
-                    f"{path} does not look like a Qwen2.5-style model "
-                    f"({text!r} is not one token); tool calls need <tool_call> tags"
-                )
-            self._special[text] = ids[0]
-        self._tails = self._quote_tails()  # a vocabulary scan: at load, not in a request
-        # Two stable texts per tool set (the tools' format check, the prefix), with and
-        # without `say`.
-        self._tokens = PromptTokenizer(self._tokenize, "<|im_start|>",
-                                       4 * self.options.prefix_cache_size)
-        self._probe = self._load_probe(path, llm.n_embd())
-        # What a saved state depends on besides its tokens (n_threads does not change it;
-        # repacked weights compute slightly different numbers).
-        options = self.options
-        disk = open_cache(options.prompt_cache_dir, path, {
-            "n_ctx": options.n_ctx, "n_batch": options.n_batch, "flash_attn": options.flash_attn,
-            "weight_repacking": repack, "llama_cpp": llama_cpp.__version__})
-        self._context = PromptContext(llm, options, disk, self._special["<|im_start|>"])
-
-    def _load_probe(self, path: Path, n_embd: int) -> AnswerProbe | None:
-        source = self.options.answer_probe
-        if source is None:
-            return None
-        try:
-            probe = (AnswerProbe.for_model(path) if source == "auto"
-                     else AnswerProbe.load(source))
+            self._probe = AnswerProbe.chosen(self.options.answer_probe, self.model_path,
+                                             model.llm.n_embd())
         except AnswerProbeError as exc:
-            self._unload()
+            model.close()
             raise LLMUnavailableError(str(exc)) from exc
-        if probe is not None and probe.n_embd != n_embd:
-            self._unload()
-            raise LLMUnavailableError(
-                f"the answer probe {probe.source} is for a model with {probe.n_embd}-wide "
-                f"states, but {path.name} has {n_embd}; train one for this model "
-                "(bench/train_answer_probe.py) or pass answer_probe=None")
-        return probe
+        self._model = model
 
-    def _unload(self) -> None:
-        llm, self._llm = self._llm, None
-        if llm is not None:
-            llm.close()
+    @property
+    def _loaded(self) -> LoadedModel:
+        """The model, on the model thread once `_load` has run."""
+        assert self._model is not None
+        return self._model
 
     @property
     def answer_probe(self) -> AnswerProbe | None:
@@ -327,19 +222,10 @@ class EmbeddedBackend:
         return worker.run(work, *args)
 
     def _close(self) -> None:
-        for grammar in self._grammars.values():
-            grammar.close()
-        self._grammars.clear()
-        if self._context is not None:
-            self._context.clear()
-            self._context = None
-        self._openings.clear()
+        model, self._model = self._model, None
         self._last_written = None
-        if self._tokens is not None:
-            self._tokens.clear()
-        if self._llm is not None:
-            self._llm.close()
-            self._llm = None
+        if model is not None:
+            model.close()
 
     # --- public API -------------------------------------------------------------------------
     def warm(
@@ -366,29 +252,24 @@ class EmbeddedBackend:
     ) -> dict[str, Any]:
         started = time.perf_counter()
         self._load()
-        assert self._prompt is not None
+        model = self._loaded
         if tools and allow_direct_answer and self.options.no_tool_choice:
             tools = with_no_tool(tools)
-        messages, shown = self._shown(messages_prefix, tools,
-                                      self._tool_format_for(messages_prefix, tools))
-        assert self._tokens is not None
-        tokens = self._tokens.stable(self._prompt.render(messages, shown,
-                                                         add_generation_prompt=False))
+        tokens = model.layout.start_tokens(messages_prefix, tools)
         if len(tokens) + 16 > self.options.n_ctx:
             raise LLMPromptTooLongError(
                 f"the prompt prefix is {len(tokens)} tokens but the embedded model's "
                 f"context is {self.options.n_ctx}"
             )
         if tools:
-            self._grammar_for(tools)
-        assert self._context is not None
-        if self._context.holds(tokens):
+            model.grammar_for(tools)
+        if model.context.holds(tokens):
             # Already read and saved: leave the context as it is, so the next request
             # also reuses what follows (`<|im_start|>user`) and waits for no evaluation.
             info = {"reused_tokens": len(tokens), "evaluated_tokens": 0,
                     "prefix_cache": "live"}
         else:
-            info = self._context.restore(tokens, tokens, deadline=None)
+            info = model.context.restore(tokens, tokens, deadline=None)
         info["total_ms"] = round((time.perf_counter() - started) * 1000, 1)
         return info
 
@@ -424,9 +305,6 @@ class EmbeddedBackend:
         decoder = self._decoder(request, turn.full, turn.prefix, deadline, turn.opening,
                                 turn.info)
         self._first_gap = None
-        self._dropped = []
-        self._respelled = []
-        self._stopped_at = []
         if turn.use_tools and turn.grammar is not None and turn.pseudo:
             outcome = self._turn_with_say(turn, turn.grammar, decoder)
         elif turn.use_tools and turn.grammar is not None:
@@ -445,13 +323,14 @@ class EmbeddedBackend:
 
     def _prepare(self, request: LLMRequest, started: float, deadline: float) -> _Turn:
         """The prompt read into the context, its grammar, and the answer probe's verdict."""
-        assert self._prompt is not None
+        model = self._loaded
         use_tools = bool(request.tools) and not request.tools_disabled
         choice_tools = request.tools
         pseudo = use_tools and request.allow_direct_answer and self.options.no_tool_choice
         if pseudo:
             choice_tools = with_no_tool(request.tools)
-        full, prefix = self._prompt_tokens(request.messages, choice_tools if use_tools else None)
+        full, prefix = model.layout.request_tokens(request.messages,
+                                                   choice_tools if use_tools else None)
         if len(prefix) and not np.array_equal(full[: len(prefix)], prefix):
             prefix = full[:0]
         if len(full) + 16 > self.options.n_ctx:
@@ -459,16 +338,15 @@ class EmbeddedBackend:
                 f"the prompt is {len(full)} tokens but the embedded model's context is "
                 f"{self.options.n_ctx}; fewer tools, a shorter history or a larger n_ctx would fit"
             )
-        grammar = self._grammar_for(choice_tools) if use_tools else None
+        grammar = model.grammar_for(choice_tools) if use_tools else None
         # Most requests with tools end in a call: its opening is read with the prompt.
         primed = use_tools and self.options.prime_call
-        opening = self._call_opening(choice_tools) if primed else None
+        opening = model.call_opening(choice_tools) if primed else None
         # The answer probe reads the hidden states of the user's own words; it was trained
         # on a conversation's first utterance, so a follow-up is left to the model.
         want_states = bool(opening) and pseudo and request_text.first_utterance(request) and (
             self._probe is not None or self.state_listener is not None)
-        assert self._context is not None
-        info = self._context.restore(full, prefix, deadline=deadline, after=opening,
+        info = model.context.restore(full, prefix, deadline=deadline, after=opening,
                                      states=want_states)
         states = info.pop("states", None)
         if states is not None and self.state_listener is not None:
@@ -478,8 +356,9 @@ class EmbeddedBackend:
         verdict = ("call" if request.must_call or request.only_tool
                    else self._probe_verdict(request, probe_score))
         prompt_ms = (time.perf_counter() - started) * 1000
-        return _Turn(request, full, prefix, deadline, info, use_tools, pseudo, choice_tools,
-                     grammar, opening, probe_score, verdict, prompt_ms)
+        return _Turn(request, CallWriter(model, self.options), full, prefix, deadline, info,
+                     use_tools, pseudo, choice_tools, grammar, opening, probe_score, verdict,
+                     prompt_ms)
 
     def _turn_with_say(self, turn: _Turn, grammar: GrammarSampler, decoder: Decoder) -> _Outcome:
         """The turn where `say` is offered beside the client's tools: a call, or an answer."""
@@ -496,13 +375,13 @@ class EmbeddedBackend:
             tool_name(t) in request.tool_hints for t in request.tools)
         if turn.verdict == "answer":
             wants_call = False
-            _, first_text = self._first_tokens(out.decoder.logits(), request.tools)
+            _, first_text = first_tokens(self._loaded, out.decoder.logits(), request.tools)
         elif turn.verdict == "call":  # a request: only which command is left to choose
             choice_tools = request_text.only_tool(request)
-            grammar, unheard = self._grammar_for(choice_tools), False
+            grammar, unheard = self._loaded.grammar_for(choice_tools), False
         elif self.options.first_token_check == "always" or (
                 self.options.first_token_check == "unheard" and not heard):
-            wants_call, first_text = self._call_or_text(out.decoder.logits(), request.tools)
+            wants_call, first_text = self._call_or_text(out.decoder, request.tools)
         if not wants_call:
             out.content, out.finish = self._answer(request, out.decoder, first_text)
             if looks_like_a_call(out.content):
@@ -511,9 +390,9 @@ class EmbeddedBackend:
                 self._redo(turn, out)
                 wants_call, out.content = True, None
         if wants_call:
-            out.calls = self._tool_calls(out.decoder, choice_tools, grammar, request.tool_hints,
-                                         request_text.user_turns(request), unheard=unheard,
-                                         related=request.tool_relatedness)
+            out.calls = turn.writer.calls(out.decoder, choice_tools, grammar, request.tool_hints,
+                                          request_text.user_turns(request), unheard=unheard,
+                                          related=request.tool_relatedness)
             out.name_scores = out.decoder.name_scores
             out.finish = "tool_calls"
         if out.calls and out.calls[0].name == NO_TOOL and choice_tools is not request.tools:
@@ -526,17 +405,17 @@ class EmbeddedBackend:
         # Back to the end of the prompt (one token re-read), then answer in words.
         self._redo(turn, out)
         # Start from the best token that does not open a call (not a bare `{"`).
-        _, first = self._first_tokens(out.decoder.logits(), request.tools)
+        _, first = first_tokens(self._loaded, out.decoder.logits(), request.tools)
         out.content, out.finish = self._answer(request, out.decoder, first)
         out.calls = []
         # `say` chosen, then a client tool's call written out (a made-up tool's,
         # `send_email {}`, is an answer: no client tool does that).
         if looks_like_a_call(out.content) and names_a_tool(out.content, request.tools):
             self._redo(turn, out)
-            out.calls = self._tool_calls(out.decoder, request.tools,
-                                         self._grammar_for(request.tools),
-                                         request.tool_hints, request_text.user_turns(request),
-                                         related=request.tool_relatedness)
+            out.calls = turn.writer.calls(out.decoder, request.tools,
+                                          self._loaded.grammar_for(request.tools),
+                                          request.tool_hints, request_text.user_turns(request),
+                                          related=request.tool_relatedness)
             out.content, out.finish = None, "tool_calls"
 
     def _call_or_answer_turn(
@@ -547,14 +426,14 @@ class EmbeddedBackend:
         out = _Outcome(decoder)
         wants_call, first_text = True, None
         if request.allow_direct_answer and not request.must_call and not request.only_tool:
-            wants_call, first_text = self._call_or_text(decoder.logits(), request.tools)
+            wants_call, first_text = self._call_or_text(decoder, request.tools)
         if wants_call:
             tools = request_text.only_tool(request)
             if tools is not request.tools:
-                grammar = self._grammar_for(tools)
-            out.calls = self._tool_calls(decoder, tools, grammar, request.tool_hints,
-                                         request_text.user_turns(request),
-                                         related=request.tool_relatedness)
+                grammar = self._loaded.grammar_for(tools)
+            out.calls = turn.writer.calls(decoder, tools, grammar, request.tool_hints,
+                                          request_text.user_turns(request),
+                                          related=request.tool_relatedness)
             out.finish = "tool_calls"
         else:
             out.content, out.finish = self._answer(request, decoder, first_text)
@@ -565,10 +444,11 @@ class EmbeddedBackend:
     ) -> _Outcome:
         """A plain-text reply (no tools), under the response schema's grammar when given."""
         if request.response_schema:
-            decoder.grammar = self._grammar_text(value_grammar(request.response_schema))
+            decoder.grammar = self._loaded.grammar(value_grammar(request.response_schema))
             decoder.grammar.reset()
         # A plain-text reply must not open a call, whatever the model would like.
-        content, truncated = decoder.text([self._special["<tool_call>"]], self._is_end,
+        model = self._loaded
+        content, truncated = decoder.text([model.special["<tool_call>"]], model.is_end,
                                           on_text=on_text)
         return _Outcome(decoder, content=content, finish="length" if truncated else "stop")
 
@@ -592,12 +472,13 @@ class EmbeddedBackend:
         if turn.probe_score is not None:
             reply.usage["answer_probe"] = round(turn.probe_score, 3)
             reply.usage["probe_verdict"] = turn.verdict
-        if self._dropped:
-            reply.usage["dropped_arguments"] = list(self._dropped)
-        if self._respelled:
-            reply.usage["respelled_arguments"] = list(self._respelled)
-        if self._stopped_at:
-            reply.usage["stopped_at_unsaid"] = list(self._stopped_at)
+        writer = turn.writer
+        if writer.dropped:
+            reply.usage["dropped_arguments"] = list(writer.dropped)
+        if writer.respelled:
+            reply.usage["respelled_arguments"] = list(writer.respelled)
+        if writer.stopped_at:
+            reply.usage["stopped_at_unsaid"] = list(writer.stopped_at)
 
     def _probe_verdict(self, request: LLMRequest, score: float | None) -> str | None:
         """"answer", "call", or None (the model's own signals decide) for a probe score.
@@ -626,8 +507,7 @@ class EmbeddedBackend:
         """Back to the end of the prompt (one token re-read) for another try: a fresh
         decoder, and the passes the given-up one spent."""
         spent = decoder.stats.evals
-        assert self._context is not None
-        self._context.restore(full, prefix, deadline=deadline)
+        self._loaded.context.restore(full, prefix, deadline=deadline)
         return self._decoder(request, full, prefix, deadline), spent
 
     def _answer(self, request: LLMRequest, decoder: Any, first: int | None) -> tuple[str, str]:
@@ -639,27 +519,14 @@ class EmbeddedBackend:
         if last == "user":
             limit = len(decoder.generated) + self.options.answer_max_tokens
             decoder.max_tokens = min(decoder.max_tokens, limit)
-        content, truncated = decoder.text([self._special["<tool_call>"]], self._is_end,
+        model = self._loaded
+        content, truncated = decoder.text([model.special["<tool_call>"]], model.is_end,
                                           first=first)
         # The compact examples write answers as `-> say: ...`; the model may copy the label.
         content = SAY_LABEL.sub("", content, count=1)
         if not truncated:
             return content, "stop"
         return whole_sentences(content), "length"
-
-    def _call_opening(self, tools: list[dict[str, Any]]) -> list[int]:
-        """The tokens every call of `tools` starts with, as the decoder will commit them."""
-        texts = [(name_prefix() + name_option(tool_name(t))).encode() for t in tools]
-        key = b"\0".join(texts)
-        found = self._openings.get(key)
-        if found is None:
-            toks = [self._llm.tokenize(t, add_bos=False, special=False) for t in texts]
-            shared = 0
-            while all(len(t) > shared + 1 and t[shared] == toks[0][shared] for t in toks):
-                shared += 1
-            found = [self._special["<tool_call>"], self._special["\n"], *toks[0][:shared]]
-            self._openings[key] = found
-        return found
 
     def _decoder(
         self,
@@ -686,7 +553,6 @@ class EmbeddedBackend:
                 optional=options.optional_key_bias, undated=options.undated_key_bias,
                 dated=options.dated_key_bias, choice=options.choice_bias,
                 unsaid=options.unsaid_key_bias))
-        tokens = TokenText(self._piece, self._is_special, self._is_end, self._tails)
         heard = (Heard(request.date_hints, request.time_hints, durations_said(utterance or ""),
                        request.choice_hints)
                  if options.use_date_hints else Heard(choices=request.choice_hints))
@@ -696,12 +562,13 @@ class EmbeddedBackend:
             copied=None if grounded is None else request_text.example_copy_check(request, said),
             said_in_full=lambda value: said_in_full(value, said),
             unsaid_required=self._unsaid_required(request))
-        decoder = Decoder(self._llm, self._vocab, settings, tokens, heard, checks)
+        model = self._loaded
+        decoder = Decoder(model.llm, model.vocab, settings, model.token_text(), heard, checks)
         if opening and info and "prompt_logits" in info:
             decoder.set_prompt_logits(info.pop("prompt_logits"))
             decoder.prime(opening, info.pop("after_logits"))
         else:
-            decoder.set_prompt_logits(read_last_logits(self._llm))
+            decoder.set_prompt_logits(read_last_logits(model.llm))
         return decoder
 
     def _draft_source(self, full: npt.NDArray[np.intc]) -> npt.NDArray[np.intc]:
@@ -771,261 +638,12 @@ class EmbeddedBackend:
         }
         return LLMReply(content=content, tool_calls=calls, usage=usage)
 
-    def _name_bias(
-        self, tools: list[dict[str, Any]], hints: dict[str, float], unheard: bool,
-        related: dict[str, float] | None = None,
-    ) -> list[float]:
-        """Per tool, what is added to its name's logit: the keyword prior, the relatedness
-        prior (0 for the most related tool, less for the others) and `say`'s bias.
-
-        `say` gets `unheard_say_bias` more only when `unheard` (every client tool declares
-        keywords and none was heard): a command without keywords must not lose to small talk.
-        """
-        related = related or {}
-        closest = max(related.values(), default=0.0)
-        bias = []
-        for tool in tools:
-            if tool is NO_TOOL_SCHEMA:
-                extra = self.options.unheard_say_bias if unheard else 0.0
-                bias.append(self.options.no_tool_bias + extra)
-            else:
-                name = tool_name(tool)
-                count = min(hints.get(name, 0.0), self.options.keyword_cap)
-                meaning = related.get(name, closest) - closest
-                bias.append(self.options.keyword_bias * count
-                            + self.options.relatedness_bias * meaning)
-        return bias
-
-    def _tool_calls(
-        self,
-        decoder: Decoder,
-        tools: list[dict[str, Any]],
-        grammar: GrammarSampler,
-        hints: dict[str, float],
-        utterance: str | None = None,
-        *,
-        unheard: bool = False,
-        related: dict[str, float] | None = None,
-    ) -> list[LLMToolCall]:
-        """The reply's tool calls, written under `grammar` (at most `max_tool_calls`)."""
-        calls: list[LLMToolCall] = []
-        seen: set[tuple[str, str]] = set()
-        for index in range(self.options.max_tool_calls):
-            if index == 0:
-                decoder.commit_raw([self._special["<tool_call>"], self._special["\n"]])
-            bias = self._name_bias(tools, hints if index == 0 else {}, unheard,
-                                   related if index == 0 else None)
-            text = decoder.tool_call(tools, grammar, bias if any(bias) else None)
-            if decoder.stopped_at is None:
-                decoder.commit_raw([self._special["</tool_call>"]])
-            else:
-                self._stopped_at.append(decoder.stopped_at)
-            parsed = json.loads(text)
-            name = parsed["name"]
-            if utterance is not None and self.options.drop_unsaid:
-                tool = next(t for t in tools if tool_name(t) == name)
-                self._ground(decoder, name, tool, parsed["arguments"], utterance)
-            arguments = json.dumps(parsed["arguments"], ensure_ascii=False)
-            if (name, arguments) in seen:  # a small model may repeat itself; once is enough
-                break
-            seen.add((name, arguments))
-            calls.append(
-                LLMToolCall(id="call_" + secrets.token_hex(8), name=name, arguments=arguments)
-            )
-            if index + 1 >= self.options.max_tool_calls or decoder.stopped_at is not None:
-                break
-            if not self._another_call(decoder):
-                break
-            decoder.commit_raw([self._special["<tool_call>"], self._special["\n"]])
-        if not all(c.name in {tool_name(t) for t in tools} for c in calls):  # pragma: no cover
-            raise LLMError("internal: a call names an unknown tool")
-        return calls
-
-    def _ground(
-        self, decoder: Decoder, name: str, tool: dict[str, Any], arguments: dict[str, Any],
-        utterance: str,
-    ) -> None:
-        """Ground a call's `arguments` in what was said, in place: drop, respell, complete."""
-        days = [value[:10] for values in decoder.date_hints for value in values]
-        redated = dates_as_said(arguments, tool, days, decoder.time_hints)
-        arguments.update(redated)
-        dropped = unsaid_optional_arguments(arguments, tool, utterance,
-                                            decoder.choice_hints.get(name), days)
-        # Copied from the prompt, then guessed again (see Decoder.sample_text).
-        dropped += [k for k in dict.fromkeys(decoder.unsaid_keys)
-                    if k in arguments and k not in dropped]
-        for key in dropped:
-            del arguments[key]
-        self._dropped.extend(dropped)
-        respelled = respelled_required_text(arguments, tool, utterance)
-        arguments.update(respelled)
-        completed = completed_values(arguments, tool, utterance)
-        arguments.update(completed)
-        regrounded = items_from_the_other_clause(arguments, tool, utterance)
-        for key, items in regrounded.items():
-            if items:
-                arguments[key] = items
-            else:  # nothing left to name: the command asks for it
-                del arguments[key]
-        self._respelled.extend([*redated, *respelled, *completed, *regrounded])
-
-    def _another_call(self, decoder: Decoder) -> bool:
-        """After a call's `</tool_call>`: whether the model writes another call."""
-        # Qwen writes "\n" after </tool_call> whether or not another call follows; the
-        # token after it tells: <tool_call> again, or the end of the turn.
-        decoder.commit_raw([self._special["\n"]])
-        logits = decoder.logits()
-        end = max(logits[self._special["<|im_end|>"]], logits[int(self._llm.token_eos())])
-        return not logits[self._special["<tool_call>"]] <= end
-
     def _call_or_text(
-        self, logits: npt.NDArray[np.float32], tools: list[dict[str, Any]]
+        self, decoder: Decoder, tools: list[dict[str, Any]]
     ) -> tuple[bool, int | None]:
-        """Whether the reply is a tool call, judged from its first token.
-
-        Qwen2.5-Coder-0.5B rarely opens with the <tool_call> token: it starts a bare `{"`,
-        a code fence, or "<" (the tag as text). All of those mean "a call"; the best other
-        token is the start of a spoken answer. The call wins unless the answer's token
-        is ahead by `direct_answer_margin` (measured: see docs/embedded-llm.md).
-        """
-        best_call, best_text = self._first_tokens(logits, tools)
-        if best_call is not None and best_text is not None:
-            self._first_gap = round(float(logits[best_call] - logits[best_text]), 3)
-        if best_text is None:
-            return True, None
-        if best_call is None:
-            return False, best_text
-        wants_call = logits[best_call] + self.options.direct_answer_margin >= logits[best_text]
-        return bool(wants_call), None if wants_call else best_text
-
-    def _first_tokens(
-        self, logits: npt.NDArray[np.float32], tools: list[dict[str, Any]]
-    ) -> tuple[int | None, int | None]:
-        """The best token that opens a call and the best one that starts an answer."""
-        # Starting with a tool's name (`set_timer {...}`, as the compact examples are
-        # written) is also a call; spoken answers start with a capital letter.
-        names = tuple(tool_name(t).encode() for t in tools)
-        top = np.argpartition(-logits, 256)[:256]
-        top = top[np.argsort(-logits[top])]
-        best_call = best_text = None
-        for token in (int(t) for t in top):
-            piece = self._piece(token).lstrip()
-            intent = token == self._special["<tool_call>"] or piece.startswith((b"{", b"<", b"`"))
-            intent = intent or (len(piece) >= 3 and any(n.startswith(piece) for n in names))
-            if intent and best_call is None:
-                best_call = token
-            elif not intent and not self._is_end(token) and best_text is None and piece:
-                best_text = token
-            if best_call is not None and best_text is not None:
-                break
-        return best_call, best_text
-
-    def _quote_tails(self) -> tuple[frozenset[int], npt.NDArray[np.int32]]:
-        """Tokens that close a string, and those with text on both sides of a quote.
-
-        Read from the vocabulary at load (see the decoder's `walk_value`): the first are
-        the bare quote and every token that starts with one (`",`, `"}`); the second
-        (`trash",`) are banned inside a string.
-        """
-        closers: set[int] = set()
-        inner: list[int] = []
-        # A piece holds a quote only where the token's own text does (a byte-level BPE
-        # writes '"' as itself): the cheap text read picks the few pieces worth building.
-        quoted = [token for token in range(self._llm.n_vocab())
-                  if b'"' in llama_cpp.llama_vocab_get_text(self._vocab, token)]
-        for token in quoted:
-            piece = self._llm.detokenize([token], special=False)
-            at = piece.find(b'"')
-            if at == 0:
-                closers.add(token)
-            elif 0 < at < len(piece) - 1:
-                inner.append(token)
-        return frozenset(closers), np.array(inner, dtype=np.int32)
-
-    def _prompt_tokens(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
-    ) -> tuple[npt.NDArray[np.intc], npt.NDArray[np.intc]]:
-        """The prompt's tokens and those of its stable prefix (empty when none). Tools whose
-        schemas would not fit the context are written as signatures, a third of the tokens."""
-        assert self._prompt is not None and self._tokens is not None
-        chosen = self._tool_format_for(messages, tools)
-        for tool_format in dict.fromkeys((chosen, "signatures")):
-            shown, rendered = self._shown(messages, tools, tool_format)
-            full_text = self._prompt.render(shown, rendered, add_generation_prompt=True)
-            prefix_text = self._prompt.system_prefix(shown, rendered)
-            if not full_text.startswith(prefix_text):
-                prefix_text = ""
-            full = self._tokens.prompt(full_text, prefix_text)
-            if len(full) + _REPLY_ROOM <= self.options.n_ctx:
-                break  # else a long conversation: the tools as signatures leave it room
-        return full, (self._tokens.stable(prefix_text) if prefix_text else full[:0])
-
-    def _tool_format_for(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
-    ) -> str:
-        """How `tools` are written: the configured format when the stable system turn with
-        them leaves room for a turn and the reply, else signatures. Decided on what every
-        request of the tool set shares, so a longer utterance never changes the prompt's
-        prefix, which would be read again (15-35 s) and kept twice."""
-        assert self._prompt is not None and self._tokens is not None
-        if self.options.tool_format == "signatures" or not tools:
-            return self.options.tool_format
-        stable, shown = self._shown(messages[:1], tools, self.options.tool_format)
-        text = self._prompt.render(stable, shown, add_generation_prompt=False)
-        fits = len(self._tokens.stable(text)) + _TURN_ROOM + _REPLY_ROOM <= self.options.n_ctx
-        return self.options.tool_format if fits else "signatures"
-
-    def _shown(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-        tool_format: str | None = None,
-    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
-        """The messages and tool schemas the template renders (the grammar gets the full ones).
-
-        With `tool_format` "signatures" the tools are written into the system message and
-        the template gets none.
-        """
-        if not tools:
-            return messages, None
-        if self.options.prompt_style == "full":
-            return messages, tools
-        if (tool_format or self.options.tool_format) == "signatures":
-            return with_tool_signatures(messages, tools), None
-        return messages, slim_tools(tools)
-
-    def _is_end(self, token: int) -> bool:
-        return token == self._special["<|im_end|>"] or bool(
-            llama_cpp.llama_vocab_is_eog(self._vocab, token)
-        )
-
-    def _is_special(self, token: int) -> bool:
-        return bool(llama_cpp.llama_vocab_is_control(self._vocab, token)) or self._is_end(token)
-
-    def _piece(self, token: int) -> bytes:
-        piece = self._pieces.get(token)
-        if piece is None:
-            piece = self._llm.detokenize([token], special=False)
-            self._pieces[token] = piece
-        return piece
-
-    def _tokenize(self, text: str) -> npt.NDArray[np.intc]:
-        # special=True: the template's own markers must become their special tokens
-        # (message contents were cleaned of them by the prompt module).
-        return np.array(
-            self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True), dtype=np.intc
-        )
-
-    def _grammar_text(self, gbnf: str) -> GrammarSampler:
-        sampler = self._grammars.get(gbnf)
-        if sampler is None:
-            try:
-                sampler = GrammarSampler(self._vocab, gbnf)
-            except ValueError as exc:
-                raise LLMError(f"could not build a grammar for these tools: {exc}") from exc
-            self._grammars[gbnf] = sampler
-            while len(self._grammars) > 4 * self.options.prefix_cache_size:
-                self._grammars.popitem(last=False)[1].close()
-        self._grammars.move_to_end(gbnf)
-        return sampler
-
-    def _grammar_for(self, tools: list[dict[str, Any]]) -> GrammarSampler:
-        return self._grammar_text(tool_call_grammar(tools))
+        """Whether the reply is a call, judged from its first token (see first_token.py)."""
+        wants_call, first_text, gap = call_or_text(self._loaded, decoder.logits(), tools,
+                                                   self.options.direct_answer_margin)
+        if gap is not None:
+            self._first_gap = gap
+        return wants_call, first_text
