@@ -20,6 +20,7 @@ from jarvis.center.llm.scripted import ScriptedBackend, text, tool_call
 from jarvis.center.server import CenterServer
 from jarvis.center.settings import CenterSettings
 from jarvis.commands.calculate import CalculateCommand
+from jarvis.commands.timers import SetTimerCommand
 from jarvis.node import CommandExecutionService, JarvisCommandCenterClient, NodeSettings, NodeStore
 from jarvis.node.registry import CommandRegistry
 from jarvis.node.runtime import command_context
@@ -56,7 +57,7 @@ def setup(tmp_path: Path, data_dir: Path) -> Iterator[Setup]:
         node = NodeSettings(data_dir=data_dir, timezone="Europe/Paris", node_id="kitchen-pi")
         store = NodeStore(data_dir)
         registry = CommandRegistry.from_commands(
-            [CalculateCommand(), PauseMusic()], command_context(node, store)
+            [CalculateCommand(), PauseMusic(), SetTimerCommand()], command_context(node, store)
         )
         yield Setup(CommandExecutionService(registry, client, node), backend, transport)
 
@@ -113,6 +114,24 @@ def test_a_fast_path_answer_without_follow_up_forgets_the_exchange(setup: Setup)
     service.process_voice_command("tell me a story")
     spoken = [m for m in setup.backend.requests[0].messages if m["role"] != "system"]
     assert spoken == [{"role": "user", "content": "tell me a story"}]
+
+
+def test_an_answer_kept_only_for_a_change_is_no_referent_after_another(setup: Setup) -> None:
+    # The timer's 600 seconds must not reach "multiply that by 2" after "5 plus 3".
+    setup.backend.add(tool_call("calculate", num1=8, num2=2, operation="multiply"))
+    service = setup.service
+    timer = service.process_voice_command("set a timer for 10 minutes")
+    assert timer.pre_routed and not timer.wait_for_input
+    assert [t.voice_command for t in service.pending_local_turns] == [
+        "set a timer for 10 minutes"]  # "actually make it 20 minutes" may still follow
+
+    service.process_voice_command("what's 5 plus 3")
+    assert [t.voice_command for t in service.pending_local_turns] == ["what's 5 plus 3"]
+    second = service.process_voice_command("now multiply that by 2")
+
+    assert second.message == "8 times 2 is 16."
+    heard = [m["content"] for m in setup.backend.requests[0].messages if m["role"] == "user"]
+    assert heard == ["what's 5 plus 3", "now multiply that by 2"]
 
 
 def test_fast_path_follow_ups_pile_up_until_the_center_hears_them(setup: Setup) -> None:

@@ -224,6 +224,7 @@ class CommandExecutionService:
         self._listening = False
         # Fast-path exchanges awaiting a follow-up; the next center request carries them.
         self._local_turns: list[LocalTurn] = []
+        self._local_turns_wait = False  # the last one kept waits for input (_remember_local_turn)
 
     def close(self) -> None:
         """Close the store and client this service opened itself (never those passed in)."""
@@ -352,7 +353,8 @@ class CommandExecutionService:
         # center can read, so the exchange goes with it (without listening for it).
         kept = False
         if wait_for_input or actions or self._refinable_ran([record]):
-            kept = self._remember_local_turn(text, record, output, message)
+            kept = self._remember_local_turn(text, record, output, message,
+                                             waits=bool(wait_for_input or actions))
             wait_for_input = wait_for_input and kept
         else:
             self._local_turns = []  # nothing to follow up on: a later utterance starts afresh
@@ -369,9 +371,14 @@ class CommandExecutionService:
         )
 
     def _remember_local_turn(
-        self, text: str, record: ToolCallRecord, output: ToolOutput, message: str
+        self, text: str, record: ToolCallRecord, output: ToolOutput, message: str,
+        waits: bool,
     ) -> bool:
-        """Keep a follow-up-worthy exchange for the center; False when it cannot be sent."""
+        """Keep a follow-up-worthy exchange for the center; False when it cannot be sent.
+
+        It joins the ones before it only while they all wait for input: one kept only for
+        a change of its values ("set a timer for 10 minutes") is no referent for what
+        follows a later answer, and its values would be read into the follow-up."""
         try:
             turn = LocalTurn(
                 voice_command=text,
@@ -386,7 +393,9 @@ class CommandExecutionService:
             log.info("%s: its answer cannot be sent as context: %s", record.name, exc)
             self._local_turns = []
             return False
-        self._local_turns = [*self._local_turns, turn][-MAX_LOCAL_TURNS:]
+        earlier = self._local_turns if self._local_turns_wait else []
+        self._local_turns = [*earlier, turn][-MAX_LOCAL_TURNS:]
+        self._local_turns_wait = waits
         return True
 
     # --- the conversation loop ---------------------------------------------------------------
