@@ -20,7 +20,7 @@ Logits = npt.NDArray[np.float32]
 def first_tokens(model: LoadedModel, logits: Logits,
                  tools: list[dict[str, Any]]) -> tuple[int | None, int | None]:
     """The best token that opens a call and the best one that starts an answer."""
-    # Starting with a tool's name (`set_timer {...}`, as the compact examples are written)
+    # Starting with a tool's name (`track_parcel {...}`, as the compact examples are written)
     # is also a call; spoken answers start with a capital letter.
     names = tuple(tool_name(t).encode() for t in tools)
     top = np.argpartition(-logits, 256)[:256]
