@@ -179,6 +179,11 @@ class _Relay:
         return result
 
 
+def _waits(turn: LocalTurn) -> bool:
+    """Whether a kept fast-path exchange waits for input (or offers choices)."""
+    return turn.output.wait_for_input or bool(actions_of(turn.output.context))
+
+
 class CommandExecutionService:
     """Runs utterances for one node; keeps a conversation open when a command asks to.
 
@@ -224,7 +229,6 @@ class CommandExecutionService:
         self._listening = False
         # Fast-path exchanges awaiting a follow-up; the next center request carries them.
         self._local_turns: list[LocalTurn] = []
-        self._local_turns_wait = False  # the last one kept waits for input (_remember_local_turn)
 
     def close(self) -> None:
         """Close the store and client this service opened itself (never those passed in)."""
@@ -353,8 +357,7 @@ class CommandExecutionService:
         # center can read, so the exchange goes with it (without listening for it).
         kept = False
         if wait_for_input or actions or self._refinable_ran([record]):
-            kept = self._remember_local_turn(text, record, output, message,
-                                             waits=bool(wait_for_input or actions))
+            kept = self._remember_local_turn(text, record, output, message)
             wait_for_input = wait_for_input and kept
         else:
             self._local_turns = []  # nothing to follow up on: a later utterance starts afresh
@@ -371,8 +374,7 @@ class CommandExecutionService:
         )
 
     def _remember_local_turn(
-        self, text: str, record: ToolCallRecord, output: ToolOutput, message: str,
-        waits: bool,
+        self, text: str, record: ToolCallRecord, output: ToolOutput, message: str
     ) -> bool:
         """Keep a follow-up-worthy exchange for the center; False when it cannot be sent.
 
@@ -393,9 +395,9 @@ class CommandExecutionService:
             log.info("%s: its answer cannot be sent as context: %s", record.name, exc)
             self._local_turns = []
             return False
-        earlier = self._local_turns if self._local_turns_wait else []
+        last = self._local_turns[-1] if self._local_turns else None
+        earlier = self._local_turns if last is not None and _waits(last) else []
         self._local_turns = [*earlier, turn][-MAX_LOCAL_TURNS:]
-        self._local_turns_wait = waits
         return True
 
     # --- the conversation loop ---------------------------------------------------------------
