@@ -34,6 +34,37 @@ def _retry_notes(backend: ScriptedBackend) -> list[str]:
     ]
 
 
+def _add(center: Any, cid: str, said: str, result: int) -> None:
+    """One calculator exchange answered by the node: `said`, then its result."""
+    call = center.command(cid, said)["tool_calls"][0]
+    center.results(cid, (call["id"], {"success": True, "message": f"That is {result}",
+                                      "context": {"result": result}, "wait_for_input": True}))
+
+
+def test_a_value_copied_from_an_older_result_is_asked_for(make_center: Any) -> None:
+    # The scripted model copies 8, the first exchange's result, into the third request;
+    # only the last result (30) is what "that" can mean there.
+    backend = ScriptedBackend(
+        [tool_call("calculate", num1=5, num2=3, operation="add"),
+         tool_call("calculate", num1=10, num2=20, operation="add"),
+         tool_call("calculate", num1=8, num2=2, operation="multiply"),
+         tool_call("calculate", num1=30, num2=2, operation="multiply")]
+    )
+    center = make_center(backend)
+    cid = conversation_id()
+    center.start(cid, commands=[CALCULATOR_COMMAND])
+    _add(center, cid, "What's 5 plus 3?", 8)
+    _add(center, cid, "And 10 plus 20?", 30)
+
+    asked = center.command(cid, "Now multiply that by 2")
+    assert asked["stop_reason"] == "validation_required"
+    assert asked["validation_request"]["parameter_name"] == "num1"
+    assert asked["tool_calls"] is None
+    done = center.answer(cid, "the last result")
+    assert json.loads(done["tool_calls"][0]["function"]["arguments"]) == {
+        "num1": 30, "num2": 2, "operation": "multiply"}
+
+
 def test_weather_flow_llm_words_the_result(make_center: Any) -> None:
     backend = ScriptedBackend(
         [tool_call("open_weather_command", city="Miami"), text("It's 73 and sunny in Miami.")]

@@ -23,6 +23,7 @@ __all__ = [
     "parsed",
     "said_in",
     "user_words",
+    "value_sources",
     "zone",
 ]
 
@@ -105,6 +106,25 @@ def said_in(turn: Turn) -> str:
     """What the conversation said that a value may come from: the user's turns and the
     tools' results (a follow-up such as "now times 3" uses an earlier result)."""
     return contents(turn, ("user", "tool"))
+
+
+def value_sources(turn: Turn) -> str:
+    """What a call's value may come from: the user's turns, and the tool results of this
+    exchange and of the last one that had any ("now multiply that by 2" uses the sum just
+    heard). Older results are left out: a model copying a number from one would make up
+    a value nobody meant."""
+    messages = [*(turn.history or []), *turn.new_messages]
+    exchanges: list[list[dict[str, Any]]] = [[]]
+    for message in messages:
+        if message.get("role") == "user":
+            exchanges.append([])
+        exchanges[-1].append(message)
+    *earlier, current = exchanges
+    with_results = [e for e in earlier if any(m.get("role") == "tool" for m in e)]
+    recent = {id(m) for m in [*(with_results[-1] if with_results else []), *current]}
+    return "\n".join(str(m["content"]) for m in messages if isinstance(m.get("content"), str)
+                     and (m.get("role") == "user" or (m.get("role") == "tool"
+                                                      and id(m) in recent)))
 
 
 def zone(turn: Turn) -> str:

@@ -17,7 +17,7 @@ from jarvis.center.grounding import (
     unsaid_required,
 )
 from jarvis.center.llm.base import LLMReply, LLMToolCall
-from jarvis.center.turn import Turn, parsed, said_in, zone
+from jarvis.center.turn import Turn, parsed, value_sources, zone
 from jarvis.center.validation import CallProblem
 
 __all__ = ["AMOUNT_KINDS", "lacks_a_value", "said_only", "value_to_ask"]
@@ -56,7 +56,7 @@ def _first_unsaid(turn: Turn, calls: list[LLMToolCall]) -> tuple[str, str, str] 
     """(tool, parameter, call id) of the first required value of `calls` that nothing
     said in the conversation accounts for, and that was not asked for already. Optional
     values nothing accounts for are taken out of `calls` on the way."""
-    said = said_in(turn)
+    said = value_sources(turn)
     days, times = _said_dates(turn, said)
     # How many phrases said each day.
     days_said = Counter(day for phrase in days for day in {v[:10] for v in phrase})
@@ -94,7 +94,7 @@ def said_only(turn: Turn, reply: LLMReply) -> LLMReply | None:
     """`reply`'s calls without the required free-text values not said word for word,
     which are asked for next, as in any call (None: no readable call, or an optional
     value nobody said: without it the call would do what nobody asked)."""
-    said, calls, left_out = said_in(turn), [], []
+    said, calls, left_out = value_sources(turn), [], []
     for call in reply.tool_calls:
         spec, arguments = turn.catalog.tools.get(call.name), parsed(call)
         if spec is None or arguments is None:
@@ -125,5 +125,5 @@ def lacks_a_value(turn: Turn, call: LLMToolCall, kinds: frozenset[str] | None = 
         return False
     wanted = [p.name for p in spec.params.values() if p.required and (
         kinds is None or (p.type is not None and p.type.kind in kinds))]
-    unsaid = unsaid_required(arguments, spec.parameters, said_in(turn), tool=call.name)
+    unsaid = unsaid_required(arguments, spec.parameters, value_sources(turn), tool=call.name)
     return any(arguments.get(name) is None or name in unsaid for name in wanted)
