@@ -50,7 +50,8 @@ def test_set_timer_without_label(ctx: CommandContext) -> None:
     assert response.message == "Timer set for 1 hour and 30 minutes."
 
 
-@pytest.mark.parametrize("label", ["90 minutes", "the 90 minute timer", "an hour and a half"])
+@pytest.mark.parametrize("label", ["90 minutes", "the 90 minute timer", "an hour and a half",
+                                   "another_timer", "another", "a new timer", "second timer"])
 def test_a_label_that_only_restates_the_duration_is_no_label(
     ctx: CommandContext, label: str
 ) -> None:

@@ -57,7 +57,9 @@ __all__ = [
 
 NAMESPACE = "timers"
 _ALL_WORDS = {"all", "all timers", "every", "every timer", "everything", "all of them", "*"}
-_LABEL_JUNK = re.compile(r"^(?:the|my|a|an)\s+|(?:^|\s+)timer$")
+# Words around a label that name no timer: "the", "another", "timer" ("another_timer").
+_LABEL_JUNK = re.compile(
+    r"^(?:the|my|a|an|another|other|second)(?:\s+|$)|^new$|(?:^|\s+)timer$")
 
 
 def _now() -> dt.datetime:
@@ -75,7 +77,7 @@ def _active_timers(storage: CommandStorage) -> list[dict[str, Any]]:
 def _clean_label(value: object) -> str | None:
     if not isinstance(value, str):
         return None
-    label = _LABEL_JUNK.sub("", value.strip().lower()).strip()
+    label = _LABEL_JUNK.sub("", value.strip().lower().replace("_", " ")).strip()
     label = _LABEL_JUNK.sub("", label).strip()
     return label or None
 
