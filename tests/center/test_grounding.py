@@ -64,6 +64,10 @@ def test_numbers_said_as_words_percentages_or_earlier_in_the_conversation() -> N
     assert _unsaid(half, CALCULATE, "what's half of 30") == []
     percent = {"num1": 80, "num2": 0.15, "operation": "multiply"}
     assert _unsaid(percent, CALCULATE, "15 percent of 80") == []
+    # A percentage is one of a number said: a question about one says no 100.
+    hundred = {"num1": 100, "num2": 100, "operation": "multiply"}
+    assert _unsaid(hundred, CALCULATE, "what percent of the earth is covered by water") == [
+        "num1", "num2"]
     signed = {"num1": 5, "num2": -3, "operation": "multiply"}
     assert _unsaid(signed, CALCULATE, "what is 5 times -3") == []
     follow_up = {"num1": 84, "num2": 3, "operation": "multiply"}

@@ -26,6 +26,9 @@ def calc() -> CalculateCommand:
         ("multiply 6 by 7", (6, 7, "multiply")),
         ("8 / 4", (8, 4, "divide")),
         ("calculate 100 over 8", (100, 8, "divide")),
+        ("what is 15 percent of 80", (15, 80, "percent")),
+        ("what's twenty per cent of sixty?", (20, 60, "percent")),
+        ("12.5% of 40", (12.5, 40, "percent")),
     ],
 )
 def test_pre_route_hits(calc: CalculateCommand, text: str, expected: tuple) -> None:
@@ -37,7 +40,8 @@ def test_pre_route_hits(calc: CalculateCommand, text: str, expected: tuple) -> N
 @pytest.mark.parametrize(
     "text",
     ["what time is it", "play five songs", "what is the square root of 9",
-     "set a timer for 5 minutes", "what is 5", "plus", "add milk and eggs to my shopping list"],
+     "set a timer for 5 minutes", "what is 5", "plus", "add milk and eggs to my shopping list",
+     "what percent of the earth is covered by water", "set the volume to 20 percent"],
 )
 def test_pre_route_misses(calc: CalculateCommand, text: str) -> None:
     assert calc.pre_route(text) is None
@@ -69,6 +73,23 @@ def test_formats_results_for_speech(calc: CalculateCommand) -> None:
         "3 minus 5 is -2.")
 
 
+def test_percent_of_a_number(calc: CalculateCommand) -> None:
+    hit = calc.pre_route("what is 15 percent of 80")
+    assert hit is not None
+    response = calc.execute(request("what is 15 percent of 80"), **hit.arguments)
+    assert response.message == "15 percent of 80 is 12."
+    assert response.context_data["result"] == 12
+    assert calc.post_process_tool_call({"num1": 15, "num2": 80, "operation": "%"}, "")[
+        "operation"] == "percent"
+    # The same number either way round, but said as the user put it.
+    swapped = calc.post_process_tool_call({"num1": 80, "num2": 15, "operation": "percent"},
+                                          "I need fifteen percent of 80 for the tip")
+    assert calc.execute(request(), **swapped).message == "15 percent of 80 is 12."
+    kept = calc.post_process_tool_call({"num1": 12.5, "num2": 40, "operation": "percent"},
+                                       "what is 12.5% of 40")
+    assert (kept["num1"], kept["num2"]) == (12.5, 40)
+
+
 def test_division_by_zero_is_a_spoken_error(calc: CalculateCommand) -> None:
     response = calc.execute(request(), num1=5, num2=0, operation="divide")
     assert not response.success
@@ -90,7 +111,7 @@ def test_unknown_operation_is_a_validation_error_with_valid_values(calc: Calcula
     response = calc.execute(request(), num1=2, num2=3, operation="power")
     assert response.is_validation_error
     assert response.context_data["valid_values"]["operation"] == [
-        "add", "subtract", "multiply", "divide"]
+        "add", "subtract", "multiply", "divide", "percent"]
 
 
 def test_string_number_not_fixed_is_refused(calc: CalculateCommand) -> None:

@@ -129,7 +129,7 @@ def test_list_call_and_a_validation_error_over_stdio(node_dir: Path) -> None:
                                                        "operation": "modulo"})
         assert refused.is_error
         assert _text(refused) == ("Invalid value 'modulo' for 'operation'. "
-                                  "Must be one of: add, subtract, multiply, divide")
+                                  "Must be one of: add, subtract, multiply, divide, percent")
         wrong_type = await client.call_tool("roll_dice", {"sides": "many"})
         assert wrong_type.is_error and "'sides'" in _text(wrong_type)
         # validate_call's suggested value is applied, as on the node

@@ -327,7 +327,9 @@ def derived_numbers(said: str) -> set[float]:
         numbers.add(1.0)
     heard = words(said)
     for word in heard:
-        numbers.update(_ARITHMETIC_WORDS.get(word, ()))
+        # A percentage is one of a number said: "what percent of people..." says no 100.
+        if word != "percent" or numbers:
+            numbers.update(_ARITHMETIC_WORDS.get(word, ()))
     for run in _runs_said(_duration_words(said)):
         for seconds in {sum(run), *run}:
             numbers.update({seconds, seconds / 60, seconds / 3600, seconds * 1000})

@@ -1,5 +1,5 @@
-"""`calculate`: the four arithmetic operations on two numbers, with a fast path for
-"what is 5 plus 3" that needs no LLM."""
+"""`calculate`: the four arithmetic operations and a percentage of two numbers, with a
+fast path for "what is 5 plus 3" or "15 percent of 80" that needs no LLM."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from jarvis.sdk import (
 
 __all__ = ["OPERATIONS", "CalculateCommand", "compute", "normalize_operation", "parse_expression"]
 
-OPERATIONS = ("add", "subtract", "multiply", "divide")
+# "percent" is num1 percent of num2 ("15 percent of 80" is 12).
+OPERATIONS = ("add", "subtract", "multiply", "divide", "percent")
 
 # Words and symbols small models (and people) use for each operation.
 _OPERATION_ALIASES = {
@@ -30,6 +31,7 @@ _OPERATION_ALIASES = {
                  "multiplication", "mult", "mul"),
     "divide": ("divide", "divided", "divided by", "over", "/", "÷", "quotient", "division",
                "div"),
+    "percent": ("percent", "percent of", "per cent", "%", "percentage", "pct"),
 }
 _ALIAS_TO_OPERATION = {
     alias: op for op, aliases in _OPERATION_ALIASES.items() for alias in aliases
@@ -40,8 +42,10 @@ _SAID_OPERATIONS = {
     "subtract": ["minus", "take away", "subtract", "subtracted"],
     "multiply": ["times", "multiply", "multiplied"],
     "divide": ["divided", "divide", "split"],
+    "percent": ["percent", "per cent"],
 }
-_SPOKEN = {"add": "plus", "subtract": "minus", "multiply": "times", "divide": "divided by"}
+_SPOKEN = {"add": "plus", "subtract": "minus", "multiply": "times", "divide": "divided by",
+           "percent": "percent of"}
 
 _PREFIX = re.compile(
     r"^(?:(?:hey |ok )?jarvis,? )?(?:please )?"
@@ -55,6 +59,7 @@ _VERB_FORMS = (
     (re.compile(r"^subtract (.+?) from (.+)$"), "subtract", True),
     (re.compile(r"^multiply (.+?) (?:by|and|with) (.+)$"), "multiply", False),
     (re.compile(r"^divide (.+?) (?:by|into) (.+)$"), "divide", False),
+    (re.compile(r"^(.+?) ?(?:%|percent|per cent) of (.+)$"), "percent", False),
 )
 
 
@@ -78,6 +83,8 @@ def compute(num1: float, num2: float, operation: str) -> float:
         return num1 * num2
     if operation == "divide":
         return num1 / num2
+    if operation == "percent":
+        return num1 * num2 / 100
     raise ValueError(f"Unknown operation '{operation}'")
 
 
@@ -111,6 +118,18 @@ def parse_expression(text: str) -> dict[str, Any] | None:
     return None
 
 
+def _percentage_said(text: str) -> float | None:
+    """The number said right before "percent" ("fifteen percent of 80" -> 15)."""
+    m = re.search(r"([\w.,-]+(?: [\w-]+){0,2}) ?(?:%|(?:percent|per cent)\b)",
+                  text.lower())
+    if m is None:
+        return None
+    words = m[1].split()
+    # The longest run of words before "percent" that reads as a number.
+    return next((n for i in range(len(words))
+                 if (n := parse_number(" ".join(words[i:]))) is not None), None)
+
+
 class CalculateCommand(IJarvisCommand):
     """Adds, subtracts, multiplies or divides two numbers."""
 
@@ -121,8 +140,9 @@ class CalculateCommand(IJarvisCommand):
     @property
     def description(self) -> str:
         return (
-            "Do arithmetic on two numbers: add, subtract, multiply or divide. "
-            "Use for 'what is 5 plus 3', '12 times 4', '100 divided by 8', and for "
+            "Do arithmetic on two numbers: add, subtract, multiply, divide, or take a "
+            "percentage. Use for 'what is 5 plus 3', '12 times 4', '100 divided by 8', "
+            "'15 percent of 80', and for "
             "follow-ups on the last result such as 'now multiply that by 2'."
         )
 
@@ -149,13 +169,16 @@ class CalculateCommand(IJarvisCommand):
             CommandExample("subtract 7 from 20", {"num1": 20, "num2": 7, "operation": "subtract"}),
             CommandExample("what is 3.5 minus 1.25",
                            {"num1": 3.5, "num2": 1.25, "operation": "subtract"}),
+            CommandExample("how much is 15 percent of 80",
+                           {"num1": 15, "num2": 80, "operation": "percent"}),
         ]
 
     @property
     def critical_rules(self) -> list[str]:
         return [
-            "operation must be one of add, subtract, multiply, divide: "
-            "'plus' -> add, 'minus' -> subtract, 'times' -> multiply, 'divided by' -> divide",
+            "operation must be one of add, subtract, multiply, divide, percent: "
+            "'plus' -> add, 'minus' -> subtract, 'times' -> multiply, 'divided by' -> divide, "
+            "'A percent of B' -> percent with num1=A, num2=B",
             "num1 and num2 are numbers, not words: 'five' -> 5",
             "'subtract A from B' means num1=B, num2=A",
         ]
@@ -195,6 +218,10 @@ class CalculateCommand(IJarvisCommand):
                 number = parse_number(value)
                 if number is not None:
                     fixed[name] = number
+        if operation == "percent" and fixed.get("num2") == _percentage_said(voice_command):
+            # "fifteen percent of 80" written the other way round: the same number, but
+            # the answer would say "80 percent of 15".
+            fixed["num1"], fixed["num2"] = fixed["num2"], fixed.get("num1")
         return fixed
 
     def run(self, request_info: RequestInformation, **kwargs: Any) -> CommandResponse:
