@@ -65,6 +65,34 @@ def test_a_value_copied_from_an_older_result_is_asked_for(make_center: Any) -> N
         "num1": 30, "num2": 2, "operation": "multiply"}
 
 
+def _copies_the_last_question(request: LLMRequest) -> Any:
+    """A scripted model that answers with the last question of the conversation."""
+    asked = [m["content"] for m in request.messages
+             if m["role"] == "assistant" and str(m.get("content") or "").endswith("?")]
+    return text(asked[-1])
+
+
+def test_a_question_asked_before_is_no_answer_to_a_new_request(make_center: Any) -> None:
+    backend = ScriptedBackend(
+        [tool_call("create_event", title="Dentist"),
+         tool_call("create_event", title="Dentist", start="2026-03-02T09:00:00+01:00"),
+         _copies_the_last_question]
+    )
+    center = make_center(backend)
+    cid = conversation_id()
+    center.start(cid, commands=[CALENDAR_COMMAND], timezone="Europe/Berlin")
+    asked = center.command(cid, "put the dentist in my calendar")
+    assert asked["stop_reason"] == "validation_required"
+    call = center.answer(cid, "March 2nd at 9 in the morning")["tool_calls"][0]
+    center.results(cid, (call["id"], {"success": True, "message": "Added the dentist.",
+                                      "wait_for_input": True}))
+
+    reply = center.command(cid, "what is the square root of 144")
+    assert reply["stop_reason"] == "complete"
+    assert reply["assistant_message"] == "Sorry, I can't help with that."
+    assert reply["assistant_message"] != asked["assistant_message"]
+
+
 def test_weather_flow_llm_words_the_result(make_center: Any) -> None:
     backend = ScriptedBackend(
         [tool_call("open_weather_command", city="Miami"), text("It's 73 and sunny in Miami.")]

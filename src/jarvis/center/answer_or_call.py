@@ -107,14 +107,24 @@ def stands_in_for_a_tool(turn: Turn, text: str) -> bool:
 
 def echoes(turn: Turn, text: str) -> bool:
     """Whether an answer writes out the declaration of a tool of the turn, a call of one,
-    a request its examples or description quote, or its keywords (see claims.py)."""
+    a request its examples or description quote, or its keywords (see claims.py), or
+    asks again a question asked earlier in the conversation (a small model copies the
+    last question it sees instead of answering the new request)."""
     tools = turn.catalog.tools
     keys = {name: list(spec.params) for name, spec in tools.items()}
-    return writes_a_call(text, keys) or echoes_a_declaration(
+    return _asked_before(turn, text) or writes_a_call(text, keys) or echoes_a_declaration(
         text, [(spec.name, spec.description) for spec in tools.values()],
         turn.voice_command or "",
     ) or restates_an_example(text, _example_requests(turn), turn.voice_command or "") or (
         lists_a_tools_words(text, [spec.keywords for spec in tools.values()]))
+
+
+def _asked_before(turn: Turn, text: str) -> bool:
+    """Whether `text` is a question an earlier assistant turn of the conversation asked."""
+    asked = text.strip().lower()
+    return asked.endswith("?") and any(
+        m.get("role") == "assistant" and str(m.get("content") or "").strip().lower() == asked
+        for m in turn.history or [])
 
 
 def _example_requests(turn: Turn) -> list[str]:
