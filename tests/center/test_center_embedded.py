@@ -29,8 +29,10 @@ from jarvis.center.llm.embedded import EmbeddedBackend
 from jarvis.center.llm.embedded.options import EmbeddedOptions
 from jarvis.center.server import CenterServer
 from jarvis.center.settings import CenterSettings
+from jarvis.commands.weather import GetWeatherCommand
 from jarvis.node.client import JarvisCommandCenterClient
 from jarvis.node.registry import discover_commands
+from jarvis.node.tool_result_formatter import format_tool_result
 from jarvis.protocol import NodeContext
 from jarvis.protocol.models import MAX_TEXT
 from jarvis.sdk import (
@@ -495,6 +497,37 @@ def test_a_foreign_tool_asks_for_what_was_not_said_and_derives_what_was(
     countdown = (timed.tool_calls or [])[0]
     assert countdown.function.name == "start_countdown"
     assert json.loads(countdown.function.arguments) == {"duration_seconds": 600}
+
+
+def test_an_answer_to_the_nodes_question_fills_the_value_asked_for(
+    client: Any, schemas: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+) -> None:
+    # With no home city set, the weather command refuses a call without a city (its
+    # validate_call) and the center asks; the city is optional in the schema, and given
+    # "paris" the model had left it out again.
+    weather = GetWeatherCommand().bind(CommandContext(timezone=TIMEZONE))
+    conversation_id = "t-" + uuid.uuid4().hex
+    client.start_conversation(conversation_id, CONTEXT, schemas[0], schemas[1])
+    reply = client.send_command("what's the weather tomorrow", conversation_id)
+    for _ in range(4):
+        if reply.stop_reason != "tool_calls":
+            break
+        calls = reply.tool_calls or []
+        assert [c.function.name for c in calls] == ["get_weather"]
+        assert "city" not in json.loads(calls[0].function.arguments)  # nobody said one
+        response = weather.execute(RequestInformation(voice_command="what's the weather"),
+                                   **json.loads(calls[0].function.arguments))
+        reply = client.send_tool_results(conversation_id,
+                                         [format_tool_result(calls[0].id, response)])
+    assert reply.stop_reason == "validation_required", reply.assistant_message
+    assert reply.validation_request is not None
+    assert reply.validation_request.parameter_name == "city"
+
+    answered = client.send_validation_response(conversation_id, "paris")
+    assert answered.stop_reason == "tool_calls", answered.assistant_message
+    [call] = answered.tool_calls or []
+    assert call.function.name == "get_weather"
+    assert json.loads(call.function.arguments)["city"].casefold() == "paris"
 
 
 def test_a_center_reads_its_model_as_it_starts_not_at_the_first_request(

@@ -70,6 +70,7 @@ from jarvis.center.local_turns import local_turn_messages
 from jarvis.center.lookup_first import lookup_instead, search_instead, trade_instead
 from jarvis.center.meaning import Relatedness
 from jarvis.center.naming import call_named, named, named_calls
+from jarvis.center.new_request import is_a_new_request
 from jarvis.center.node_results import (
     accept_results,
     call_name,
@@ -289,11 +290,24 @@ class Engine:
                    "; send a new utterance to /api/v0/voice/command")
             )
         answer = (request.validation_response or "").strip()
+        if is_a_new_request(turn, answer, pending.get("tool_name")):
+            return self._new_request(turn, answer)
         # The user's answer is new information: the node's failure count starts again.
         turn.asked = {(str(t), str(p)) for t, p in pending.get("asked", [])}
+        if pending.get("tool_name") and pending.get("parameter_name"):
+            turn.answering = (str(pending["tool_name"]), str(pending["parameter_name"]))
         turn.new_messages.append({"role": "user", "content": self._heard(answer)})
         turn.trace["validation_response"] = answer
         return self._finish(turn, lambda: self._infer(turn))
+
+    def _new_request(self, turn: Turn, text: str) -> ToolCallingResponse:
+        """The user moved on instead of answering: `text` is taken as a request of its
+        own, the question left unanswered (see new_request.py)."""
+        turn.voice_command, turn.heard_command = text, self._heard(text)
+        turn.trace["voice_command"] = text
+        turn.trace["answered_with_a_request"] = True
+        turn.new_messages.append({"role": "user", "content": self._heard(text)})
+        return self._finish(turn, lambda: self._infer(turn, first=self._refined(turn)))
 
     def _heard(self, text: str) -> str:
         """What the user said as the LLM reads it (and the history keeps it)."""
@@ -346,7 +360,8 @@ class Engine:
             endpoint=turn.endpoint,
             new_messages=turn.new_messages,
             pending=pending,
-            voice_command=turn.voice_command if turn.endpoint == "command" else None,
+            voice_command=turn.voice_command if (
+                turn.endpoint == "command" or "answered_with_a_request" in turn.trace) else None,
             node_context=turn.node_context,
             stop_reason=response.stop_reason,
             duration_ms=round((time.perf_counter() - turn.started) * 1000, 3),
@@ -647,6 +662,7 @@ class Engine:
             choice_hints={} if tools_disabled else choice_hints(turn),
             date_hints=[] if tools_disabled else date_hints(turn),
             time_hints=[] if tools_disabled else dates.times_heard(turn.voice_command or ""),
+            answers=turn.answering,
             timeout=self.config.llm_timeout,
             max_tokens=self.config.llm_max_tokens,
         )

@@ -57,6 +57,8 @@ class Turn:
     carried: dict[str, frozenset[str]] = field(default_factory=dict)
     # (tool, id of the call it changes) when this turn refines the last call.
     refines: tuple[str, str] | None = None
+    # (tool, parameter) of the question the user's message answers.
+    answering: tuple[str, str] | None = None
     # Set for a streamed request: where its tool calls and sentences go.
     events: TurnEvents | None = None
     # Text -> tool name -> relatedness by meaning (see center/meaning), once per text.

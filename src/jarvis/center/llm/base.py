@@ -77,6 +77,9 @@ class LLMRequest:
     date_hints: list[list[str]] = field(default_factory=list)
     # The clock time said ("at 7 pm") as HH:MM, both readings when am/pm was not said.
     time_hints: list[str] = field(default_factory=list)
+    # (tool, parameter) the user's last message answers a question about ("What city
+    # should I use?" -> "paris"): a backend that can has a call of that tool write it.
+    answers: tuple[str, str] | None = None
     # Optional JSON schema the reply text must follow (backends that can, enforce it).
     response_schema: dict[str, Any] | None = None
     timeout: float = 60.0

@@ -554,8 +554,9 @@ class EmbeddedBackend:
                 dated=options.dated_key_bias, choice=options.choice_bias,
                 unsaid=options.unsaid_key_bias))
         heard = (Heard(request.date_hints, request.time_hints, durations_said(utterance or ""),
-                       request.choice_hints)
-                 if options.use_date_hints else Heard(choices=request.choice_hints))
+                       request.choice_hints, request.answers)
+                 if options.use_date_hints
+                 else Heard(choices=request.choice_hints, answered=request.answers))
         checks = ValueChecks(
             never_said=None if grounded is None else (
                 lambda schema, choices: never_said(schema, grounded, choices)),

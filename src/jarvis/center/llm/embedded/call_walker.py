@@ -116,6 +116,7 @@ class CallWalker(ABC):
         # None: not known (no hints given at all), so a time argument is left to the model.
         self.time_hints = None if heard.times is None else list(heard.times)
         self.duration_hints = list(heard.durations)  # ISO-8601, the lengths of time said
+        self.answered = heard.answered
 
     def _set_key_biases(self, biases: KeyBiases) -> None:
         """The priors added to the logits of optional keys (`_key_bias`) and heard choices."""
@@ -262,6 +263,14 @@ class CallWalker(ABC):
                     raise _Unsaid(key, before)
             i, first = target + 1, False
 
+    def _answered_required(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """`schema` with the key the user's last message answers made required, when the
+        call is of its tool: an optional key the node asked for is written, not left out."""
+        tool, key = self.answered or ("", "")
+        if tool != self._tool or key not in (schema.get("properties") or {}):
+            return schema
+        return {**schema, "required": [*(schema.get("required") or []), key]}
+
     def _call_text(self) -> bytes:
         """The current call's decided text: committed tokens less what was sampled past the
         last value, plus the forced text still queued."""
@@ -341,7 +350,7 @@ class CallWalker(ABC):
                             for i, v in self.first_scores.items()}
         self._tool, self.stopped_at = tool_name(tools[chosen]), None
         try:
-            self.walk_object(arguments_schema(tools[chosen]),
+            self.walk_object(self._answered_required(arguments_schema(tools[chosen])),
                              self.choice_hints.get(self._tool), top=True)
         except _Unsaid as stop:
             self.grammar, self.overflow, self.buffer = None, b"", b""

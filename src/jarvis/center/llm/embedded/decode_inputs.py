@@ -73,6 +73,7 @@ class Heard:
     times: Sequence[str] | None = None  # None: not known, a time is left to the model
     durations: Sequence[str] = ()  # ISO-8601
     choices: Mapping[str, Mapping[str, Sequence[str]]] | None = None  # tool -> param -> said
+    answered: tuple[str, str] | None = None  # (tool, key) the last message answers: written
 
 
 @dataclass(frozen=True)
