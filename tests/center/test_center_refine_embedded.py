@@ -98,6 +98,9 @@ def test_a_timer_follow_up_changes_only_the_duration(node: Any) -> None:
     assert name == "set_timer" and _changed(first, second) == {"duration": "PT20M"}, second
     # The node changes the timer the first call started instead of starting a second one.
     assert talk.calls[1].refines == talk.calls[0].id
+    # A number said alone is in the unit of the length it changes: 30 minutes.
+    name, third = talk.say("actually make it 30")
+    assert name == "set_timer" and _changed(second, third) == {"duration": "PT30M"}, third
 
 
 def test_weather_follow_ups_change_the_unit_then_the_day_and_keep_the_city(node: Any) -> None:

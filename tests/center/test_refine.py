@@ -148,6 +148,24 @@ def test_only_changed_refinable_values_make_a_refinement() -> None:
     assert from_arguments(spec, before, {}) is None
 
 
+def test_a_number_said_alone_keeps_the_unit_of_the_length_it_changes() -> None:
+    timer = function_tool("start_timer", {
+        "duration": {"type": "string", "format": "duration", "_refinable": True}},
+        required=["duration"])
+    spec = build_catalog([timer], None).tools["start_timer"]
+    before = PreviousCall("start_timer", {"duration": "PT10M"})
+    # "make it 20" after 10 minutes: 20 minutes follows from what was said.
+    found = from_arguments(spec, before, {"duration": "PT20M"}, "actually make it 20")
+    assert found is not None and found.carried == {"duration"}
+    # Any other length is the model's reading, checked against the words like any value.
+    for other in ("PT20S", "PT30M"):
+        found = from_arguments(spec, before, {"duration": other}, "actually make it 20")
+        assert found is not None and found.carried == frozenset()
+    hours = PreviousCall("start_timer", {"duration": "PT1H30M"})
+    found = from_arguments(spec, hours, {"duration": "PT2H"}, "make it 2")
+    assert found is not None and found.carried == {"duration"}
+
+
 def test_a_value_the_words_gave_another_parameter_is_no_change() -> None:
     convert = function_tool("convert", {
         "value": {"type": "number", "_refinable": True}, "from_unit": {"type": "string"},

@@ -12,7 +12,9 @@ without the command being said again. Works from the schema and the conversation
   `minimum`..`maximum`; with no bounds the value is left out of the call, so the command
   applies the change itself or asks for the value (never a made-up step);
 - any other change is the LLM's focused decision: the previous call's tool, cut to its
-  refinable parameters, is the only tool, and it fills only what the new words change.
+  refinable parameters, is the only tool, and it fills only what the new words change; a
+  length of time that is a number said alone in the largest unit of the one it replaces
+  ("make it 20" after 10 minutes) follows from the words, as a value said.
 
 The new call is the previous one with the changed values; the values it carries over
 were accounted for when they were first said, so grounding does not ask for them again.
@@ -112,7 +114,8 @@ def refinement(messages: list[dict[str, Any]], tools: dict[str, ToolSpec], utter
         return found
     reply = ask(focused_messages(previous, utterance), [focused_tool(spec)])
     call = next((c for c in reply.tool_calls if c.name == spec.name), None)
-    return from_arguments(spec, previous, _arguments_of(call.arguments if call else "{}"))
+    return from_arguments(spec, previous, _arguments_of(call.arguments if call else "{}"),
+                          utterance)
 
 
 def _arguments_of(text: str) -> dict[str, Any]:
@@ -243,13 +246,30 @@ def focused_messages(previous: PreviousCall, utterance: str) -> list[dict[str, A
     ]
 
 
-def from_arguments(spec: ToolSpec, previous: PreviousCall, arguments: dict[str, Any]) -> \
-        Refinement | None:
-    """The refinement the LLM's focused call describes; None when it changes nothing."""
+def from_arguments(spec: ToolSpec, previous: PreviousCall, arguments: dict[str, Any],
+                   utterance: str = "") -> Refinement | None:
+    """The refinement the LLM's focused call describes (for `utterance`, the new words);
+    None when it changes nothing."""
     changed = {k: v for k, v in arguments.items()
                if k in spec.params and spec.params[k].refinable and v not in (None, "", [])
                and previous.arguments.get(k) != v and not _misread(spec.params[k], v, previous)}
-    return _with_changes(previous, changed, carried=set()) if changed else None
+    derived = {k for k, v in changed.items()
+               if _in_the_unit_before(spec.params[k], v, previous, utterance)}
+    return _with_changes(previous, changed, carried=derived) if changed else None
+
+
+def _in_the_unit_before(param: ParamSpec, value: Any, previous: PreviousCall,
+                        utterance: str) -> bool:
+    """Whether a new length of time is a number said alone in the largest unit of the
+    one it replaces ("make it 20" after 10 minutes is 20 minutes)."""
+    kind, old = parse_type("timedelta"), previous.arguments.get(param.name)
+    if (param.type is None or param.type.kind != "timedelta" or durations_said(utterance)
+            or not (kind.is_valid(old) and kind.is_valid(value))):
+        return False
+    before, after = kind.coerce(old).total_seconds(), kind.coerce(value).total_seconds()
+    unit = next((u for u in (3600.0, 60.0, 1.0) if before >= u), None)
+    return unit is not None and any(
+        abs(n * unit - after) < 1e-6 for n in numbers_said(utterance, articles=False))
 
 
 def _misread(param: ParamSpec, value: Any, previous: PreviousCall) -> bool:
