@@ -63,6 +63,23 @@ def test_post_process_number_words_and_values_in_units(conv: ConvertMeasurementC
     assert fixed == {"value": 10.0, "from_unit": "km", "to_unit": "miles"}
 
 
+def test_how_many_of_one_unit_in_another_converts_the_other(
+        conv: ConvertMeasurementCommand) -> None:
+    # The units written in the order said are put the way the question means them.
+    fixed = conv.post_process_tool_call(
+        {"value": 1, "from_unit": "tablespoons", "to_unit": "cups"},
+        "how many tablespoons in a cup")
+    assert (fixed["from_unit"], fixed["to_unit"]) == ("cups", "tablespoons")
+    assert conv.execute(request(), **fixed).message == "1 cup is 16 tablespoons."
+    fixed = conv.post_process_tool_call(
+        {"value": 2, "from_unit": "pounds", "to_unit": "grams"},
+        "how many grams are there in 2 pounds?")
+    assert (fixed["from_unit"], fixed["to_unit"]) == ("pounds", "grams")
+    third = conv.post_process_tool_call({"value": 3, "from_unit": "km", "to_unit": "miles"},
+                                       "how many km in 3 miles")
+    assert (third["from_unit"], third["to_unit"]) == ("miles", "km")
+
+
 @pytest.mark.parametrize("alias", ["km", "Kilometers", "kilometre", "KMs"])
 def test_aliases(alias: str) -> None:
     unit = find_unit(alias)

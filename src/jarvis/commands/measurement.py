@@ -162,6 +162,17 @@ def _units_of(category: str | None) -> list[str]:
     return [u.plural for u in UNITS if category is None or u.category == category]
 
 
+# "how many tablespoons (are there) in a cup": the unit asked for, then the one it is in.
+_HOW_MANY_IN = re.compile(
+    r"\bhow many (?P<target>[a-z ]+?) (?:are )?(?:there )?in (?:a |an |one |[\d.,]+ )?"
+    r"(?P<source>[a-z ]+?)\W*$")
+
+
+def _units(arguments: dict[str, Any]) -> tuple[Unit | None, Unit | None]:
+    """The call's units as known units (None where one is none)."""
+    return find_unit(arguments.get("from_unit")), find_unit(arguments.get("to_unit"))
+
+
 class ConvertMeasurementCommand(IJarvisCommand):
     """Converts a value from one unit to another."""
 
@@ -241,6 +252,13 @@ class ConvertMeasurementCommand(IJarvisCommand):
             value = fixed.get(name)
             if isinstance(value, str):  # "10 km" -> "km"; validate_call canonicalizes spellings
                 fixed[name] = re.sub(r"^[0-9.,\s]+(?=[^\s0-9])", "", value.strip())
+        asked = _HOW_MANY_IN.search(voice_command.lower())
+        units = _units(fixed)
+        if asked and None not in units and units == (find_unit(asked["target"]),
+                                                     find_unit(asked["source"])):
+            # "how many tablespoons in a cup" converts cups to tablespoons; a small model
+            # writes the units in the order said.
+            fixed["from_unit"], fixed["to_unit"] = fixed["to_unit"], fixed["from_unit"]
         return fixed
 
     def validate_call(self, **kwargs: Any) -> list[ValidationResult]:
