@@ -135,6 +135,22 @@ def test_post_process_fixes(ctx: CommandContext) -> None:
     assert cmd.execute(request(), **fixed).success
 
 
+def test_what_the_user_said_of_themselves_is_said_back_to_them(ctx: CommandContext) -> None:
+    cmd = _cmd(ctx)
+    set_ = cmd.execute(request("remind me to take my vitamins at 11:59 pm"), action="set",
+                       text="take my vitamins", time="23:59")
+    assert set_.message.startswith("OK, I'll remind you to take your vitamins ")
+    (entry,) = _stored(ctx)
+    assert entry["text"] == "take my vitamins"  # kept as said
+    assert cmd.execute(request(), action="list").message.startswith(
+        "You have one reminder: take your vitamins ")
+    later = parse_utc(entry["due_at"]) + dt.timedelta(seconds=1)
+    assert [d["announcement"] for d in due_items(ctx.storage, "reminders", later)] == [
+        "Reminder: take your vitamins."]
+    assert cmd.execute(request(), action="delete", text="vitamins").message == (
+        "Deleted the reminder to take your vitamins.")
+
+
 def test_due_items_for_reminders(ctx: CommandContext) -> None:
     _cmd(ctx).execute(request(), action="set", text="call mom", time="23:59")
     (entry,) = _stored(ctx)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 from jarvis.commands._durations import unit_phrase
@@ -17,7 +18,22 @@ __all__ = [
     "speak_clock",
     "speak_day",
     "timer_announcement",
+    "to_the_user",
 ]
+
+# What the user said of themselves, as Jarvis says it back ("take my pills" -> "your").
+_FIRST_PERSON = {"i am": "you are", "i'm": "you're", "i've": "you've", "i'll": "you'll",
+                 "i'd": "you'd", "i": "you", "me": "you", "my": "your", "mine": "yours",
+                 "myself": "yourself"}
+_SAID_OF_ONESELF = re.compile(
+    r"\b(" + "|".join(sorted(map(re.escape, _FIRST_PERSON), key=len, reverse=True)) + r")\b",
+    re.IGNORECASE)
+
+
+def to_the_user(text: str) -> str:
+    """`text` as said back to the user who said it: "take my vitamins" -> "take your
+    vitamins"."""
+    return _SAID_OF_ONESELF.sub(lambda m: _FIRST_PERSON[m[1].lower()], text)
 
 
 def iso_utc(moment: dt.datetime) -> str:
@@ -43,7 +59,7 @@ def timer_announcement(entry: dict[str, Any]) -> str:
 
 def reminder_announcement(entry: dict[str, Any]) -> str:
     """ "Reminder: call mom.", "Reminder about the dentist." """
-    text = (entry.get("text") or "").strip().rstrip(".")
+    text = to_the_user((entry.get("text") or "").strip().rstrip("."))
     if not text:
         return "This is your reminder."
     return f"Reminder {text}." if text.lower().startswith("about ") else f"Reminder: {text}."

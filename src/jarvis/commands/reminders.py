@@ -23,6 +23,7 @@ from jarvis.commands._schedule import (
     reminder_announcement,
     speak_clock,
     speak_day,
+    to_the_user,
 )
 from jarvis.commands._when import drop_said_when, parse_clock_text
 from jarvis.sdk import (
@@ -65,6 +66,7 @@ def _about(text: str) -> str:
     """ " to call mom", " about the dentist", or nothing for a reminder without words."""
     if not text:
         return ""
+    text = to_the_user(text)
     return f" {text}" if text.lower().startswith(("to ", "about ")) else f" to {text}"
 
 
@@ -259,7 +261,7 @@ class ReminderCommand(IJarvisCommand):
         for entry in pending:
             local = parse_utc(entry["due_at"]).astimezone(zone)
             when = f"{speak_day(local.date(), now.date())} at {speak_clock(local)}"
-            spoken.append(f"{entry['text']} {when}".strip())
+            spoken.append(f"{to_the_user(entry['text'])} {when}".strip())
             listed.append({**entry, "local_due": local.isoformat(timespec="minutes"),
                            "when": when})
         if not spoken:
@@ -294,7 +296,7 @@ class ReminderCommand(IJarvisCommand):
         for entry in chosen:
             self.context.storage.delete(NAMESPACE, entry["id"])
         if len(chosen) == 1:
-            message = f"Deleted the reminder to {chosen[0]['text']}."
+            message = f"Deleted the reminder{_about(chosen[0]['text'])}."
         else:
             message = f"Deleted {len(chosen)} reminders."
         return CommandResponse.success_response({"deleted": chosen}, message=message)
