@@ -42,6 +42,7 @@ from jarvis.center.answer_or_call import (
     stands_in_for_a_tool,
     words_for_a_call,
 )
+from jarvis.center.capabilities import asks_what_i_can_do, what_i_can_do
 from jarvis.center.chat_messages import (
     assistant_tool_message,
     new_call_id,
@@ -264,6 +265,9 @@ class Engine:
         turn.new_messages.extend(
             local_turn_messages(request.local_turns, turn.catalog.tools, self._heard))
         turn.new_messages.append({"role": "user", "content": self._heard(request.voice_command)})
+        if asks_what_i_can_do(request.voice_command):
+            turn.trace["capabilities"] = True
+            return self._finish(turn, lambda: self._complete(turn, what_i_can_do(turn.catalog)))
         return self._finish(turn, lambda: self._infer(turn, first=self._refined(turn)))
 
     def continue_(
