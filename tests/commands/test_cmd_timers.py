@@ -45,6 +45,13 @@ def test_set_timer_persists_the_agreed_format(ctx: CommandContext) -> None:
     assert entry["announcement"] == "Your 5 minute pasta timer is done."
 
 
+@pytest.mark.parametrize("label", ["called laundry", "the timer called laundry", "laundry",
+                                   "named laundry"])
+def test_a_label_said_as_a_name_is_the_name(ctx: CommandContext, label: str) -> None:
+    response = SetTimerCommand().bind(ctx).execute(request(), duration="PT45M", label=label)
+    assert response.message == "Laundry timer set for 45 minutes."
+
+
 def test_set_timer_without_label(ctx: CommandContext) -> None:
     response = SetTimerCommand().bind(ctx).execute(request(), duration="PT1H30M")
     assert response.message == "Timer set for 1 hour and 30 minutes."

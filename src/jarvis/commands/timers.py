@@ -57,9 +57,10 @@ __all__ = [
 
 NAMESPACE = "timers"
 _ALL_WORDS = {"all", "all timers", "every", "every timer", "everything", "all of them", "*"}
-# Words around a label that name no timer: "the", "another", "timer" ("another_timer").
+# Words around a label that name no timer: "the", "another", "called", "timer".
 _LABEL_JUNK = re.compile(
-    r"^(?:the|my|a|an|another|other|second)(?:\s+|$)|^new$|(?:^|\s+)timer$")
+    r"^(?:the|my|a|an|another|other|second)(?:\s+|$)|^(?:timer\s+)?(?:called|named)(?:\s+|$)"
+    r"|^new$|(?:^|\s+)timer$")
 
 
 def _now() -> dt.datetime:
