@@ -478,5 +478,5 @@ def test_a_tools_declaration_written_out_is_no_answer(
     assert [r.must_call for r in backend.requests] == [False]
     # The assistant telling what it can do keeps its answer.
     told = text("I can find a bus journey for a given pair of cities.")
-    kept, _ = _engine_turn(tmp_path / "told", relatedness, "what can you do", told)
+    kept, _ = _engine_turn(tmp_path / "told", relatedness, "tell me about yourself", told)
     assert kept.assistant_message == "I can find a bus journey for a given pair of cities."

@@ -264,11 +264,7 @@ class Engine:
         # What the node answered itself comes first, so a follow-up's "that" has a referent.
         turn.new_messages.extend(
             local_turn_messages(request.local_turns, turn.catalog.tools, self._heard))
-        turn.new_messages.append({"role": "user", "content": self._heard(request.voice_command)})
-        if asks_what_i_can_do(request.voice_command):
-            turn.trace["capabilities"] = True
-            return self._finish(turn, lambda: self._complete(turn, what_i_can_do(turn.catalog)))
-        return self._finish(turn, lambda: self._infer(turn, first=self._refined(turn)))
+        return self._take_request(turn, request.voice_command)
 
     def continue_(
         self, request: ContinueRequest, node: str | None = None,
@@ -310,7 +306,15 @@ class Engine:
         turn.voice_command, turn.heard_command = text, self._heard(text)
         turn.trace["voice_command"] = text
         turn.trace["answered_with_a_request"] = True
+        return self._take_request(turn, text)
+
+    def _take_request(self, turn: Turn, text: str) -> ToolCallingResponse:
+        """The user's request `text`, worked out: what the assistant can do is told from
+        the tools; anything else goes to the LLM (a change of the last call first)."""
         turn.new_messages.append({"role": "user", "content": self._heard(text)})
+        if asks_what_i_can_do(text):
+            turn.trace["capabilities"] = True
+            return self._finish(turn, lambda: self._complete(turn, what_i_can_do(turn.catalog)))
         return self._finish(turn, lambda: self._infer(turn, first=self._refined(turn)))
 
     def _heard(self, text: str) -> str:
