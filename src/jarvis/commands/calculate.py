@@ -131,7 +131,7 @@ def _percentage_said(text: str) -> float | None:
 
 
 class CalculateCommand(IJarvisCommand):
-    """Adds, subtracts, multiplies or divides two numbers."""
+    """Adds, subtracts, multiplies or divides two numbers, or takes a percentage."""
 
     @property
     def command_name(self) -> str:
@@ -218,7 +218,8 @@ class CalculateCommand(IJarvisCommand):
                 number = parse_number(value)
                 if number is not None:
                     fixed[name] = number
-        if operation == "percent" and fixed.get("num2") == _percentage_said(voice_command):
+        said = _percentage_said(voice_command)
+        if operation == "percent" and said is not None and fixed.get("num2") == said:
             # "fifteen percent of 80" written the other way round: the same number, but
             # the answer would say "80 percent of 15".
             fixed["num1"], fixed["num2"] = fixed["num2"], fixed.get("num1")
