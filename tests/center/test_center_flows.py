@@ -93,6 +93,35 @@ def test_a_question_asked_before_is_no_answer_to_a_new_request(make_center: Any)
     assert reply["assistant_message"] != asked["assistant_message"]
 
 
+def _city_missing(call_id: str) -> tuple[str, dict[str, Any]]:
+    """The node's validation error for a call without the city it needs."""
+    return (call_id, {"success": False, "message": "Which city?",
+                      "context": {"_validation_error": True, "errors": [
+                          {"param_name": "city", "message": "Which city?"}]}})
+
+
+def test_a_value_the_node_needs_and_the_call_lacks_is_asked_at_once(
+        make_center: Any) -> None:
+    backend = ScriptedBackend([tool_call("open_weather_command"),
+                               tool_call("open_weather_command", city="Oslo"),
+                               tool_call("open_weather_command", city="Atlantis"),
+                               tool_call("open_weather_command", city="Oslo")])
+    center = make_center(backend)
+    cid = conversation_id()
+    center.start(cid, [WEATHER_TOOL])
+    call = center.command(cid, "what's the weather")["tool_calls"][0]
+    asked = center.results(cid, _city_missing(call["id"]))
+    assert asked["stop_reason"] == "validation_required"
+    assert asked["validation_request"]["parameter_name"] == "city"
+    assert len(backend.requests) == 1  # no retry: nobody said a city
+    center.answer(cid, "Oslo")
+
+    # A value the call held and the node refused is retried as before.
+    call = center.command(cid, "and in atlantis")["tool_calls"][0]
+    retried = center.results(cid, _city_missing(call["id"]))
+    assert retried["stop_reason"] == "tool_calls" and len(backend.requests) == 4
+
+
 def test_weather_flow_llm_words_the_result(make_center: Any) -> None:
     backend = ScriptedBackend(
         [tool_call("open_weather_command", city="Miami"), text("It's 73 and sunny in Miami.")]

@@ -77,6 +77,7 @@ from jarvis.center.node_results import (
     call_name,
     check_continue_shape,
     is_validation_error,
+    lacks_what_the_node_needs,
     validation_errors,
 )
 from jarvis.center.prompt import (
@@ -437,7 +438,8 @@ class Engine:
         failed_validation = [r for r in results if is_validation_error(r.output.context)]
         if failed_validation:
             turn.node_failures += 1
-            if turn.node_failures > self.config.max_retries:
+            if turn.node_failures > self.config.max_retries or lacks_what_the_node_needs(
+                    failed_validation, self._history(turn)):
                 return self._ask_after_node_failures(turn, failed_validation)
             turn.trace["retries"].append(
                 {"source": "node", "attempt": turn.node_failures,
@@ -479,12 +481,8 @@ class Engine:
     def _refined(self, turn: Turn) -> LLMReply | None:
         """The last call again with the values this follow-up changes; None when the
         utterance is no change of it (then the LLM reads it as usual)."""
-        if turn.history is None:
-            since = time.perf_counter()
-            turn.history = self.store.history(turn.record)
-            turn.stage("history", since)
         found = refinement(
-            [*turn.history, *turn.new_messages[:-1]], turn.catalog.tools,
+            [*self._history(turn), *turn.new_messages[:-1]], turn.catalog.tools,
             turn.new_messages[-1]["content"],
             ask=lambda messages, tools: self._call_llm(turn, focus=(messages, tools)),
             names_another=lambda name: self._names_another_tool(turn, name))
@@ -727,15 +725,19 @@ class Engine:
             return list(turn.catalog.openai_tools)
         return [*turn.catalog.openai_tools, *SERVER_TOOLS]
 
-    def _messages(self, turn: Turn, with_history: bool = True) -> list[dict[str, Any]]:
-        node_context = turn.node_context or turn.record.node_context
-        if not with_history:
-            turn.history = []
+    def _history(self, turn: Turn) -> list[dict[str, Any]]:
+        """The conversation's stored messages, read once a turn."""
         if turn.history is None:
             since = time.perf_counter()
             turn.history = self.store.history(turn.record)
             turn.stage("history", since)
-        history = turn.history[-self.config.history_messages :]
+        return turn.history
+
+    def _messages(self, turn: Turn, with_history: bool = True) -> list[dict[str, Any]]:
+        node_context = turn.node_context or turn.record.node_context
+        if not with_history:
+            turn.history = []
+        history = self._history(turn)[-self.config.history_messages :]
         # A window must not open with tool results or an assistant reply cut from its question.
         while history and history[0].get("role") != "user":
             history = history[1:]

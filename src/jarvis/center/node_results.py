@@ -3,6 +3,7 @@ it was given, and the validation errors it reports for them."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from jarvis.center.chat_messages import tool_message
@@ -93,4 +94,30 @@ def call_name(turn: Turn, call_id: str) -> str | None:
     for call in (turn.record.pending or {}).get("calls", []):
         if call.get("id") == call_id:
             return str(call.get("name"))
+    return None
+
+
+def lacks_what_the_node_needs(failed: list[ToolResult],
+                              messages: list[dict[str, Any]]) -> bool:
+    """Whether every validation error of `failed` names a parameter its call (found in
+    `messages`) did not hold at all: the node needs a value nobody gave, which a retry
+    would have the model leave out again or make up, so the user is asked at once."""
+    for result in failed:
+        params = {e.get("param_name") for e in validation_errors([result])}
+        arguments = _call_arguments(messages, result.tool_call_id)
+        if not params or None in params or arguments is None or params & set(arguments):
+            return False
+    return bool(failed)
+
+
+def _call_arguments(messages: list[dict[str, Any]], call_id: str) -> dict[str, Any] | None:
+    """The arguments of the assistant's call `call_id` in `messages` (None: not found)."""
+    for message in reversed(messages):
+        for call in message.get("tool_calls") or []:
+            if isinstance(call, dict) and call.get("id") == call_id:
+                try:
+                    found = json.loads((call.get("function") or {}).get("arguments") or "{}")
+                except json.JSONDecodeError:
+                    return None
+                return found if isinstance(found, dict) else None
     return None
