@@ -823,3 +823,28 @@ def test_the_quote_tokens_read_at_load_are_those_of_every_piece(backend: Embedde
     found_closers, found_inner = _model(backend).tails
     assert found_closers == closers and len(closers) > 100
     assert found_inner.tolist() == inner and len(inner) > 100
+
+
+def test_loading_the_model_leaves_the_terminal_alone() -> None:
+    # An answer printed while another thread reads the model (a node in the same process
+    # answering without it) must reach the terminal: stdout here is a pipe we read back.
+    read_end, write_end = os.pipe()
+    saved = os.dup(1)
+    os.dup2(write_end, 1)
+    instance = EmbeddedBackend(_model_path())
+    loading = threading.Thread(target=instance.load)
+    try:
+        loading.start()
+        written = 0
+        while loading.is_alive():
+            os.write(1, b"x")
+            written += 1
+            loading.join(0.005)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(write_end)
+        instance.close()
+    with os.fdopen(read_end, "rb") as pipe:
+        arrived = pipe.read()
+    assert written > 10 and arrived == b"x" * written

@@ -6,7 +6,9 @@ the tokens. Loaded once, on the backend's model thread, and used only there.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections import OrderedDict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +46,8 @@ def open_model(path: Path, options: EmbeddedOptions, n_threads: int) -> LoadedMo
     repack = options.weight_repacking if options.weight_repacking is not None else (
         not cpu_lists_amx())
     try:
-        with contextlib.nullcontext() if repack else without_weight_repacking(llama_cpp):
+        with (contextlib.nullcontext() if repack else without_weight_repacking(llama_cpp),
+              _output_left_alone()):
             llm = llama_cpp.Llama(
                 model_path=str(path), n_ctx=options.n_ctx, n_batch=options.n_batch,
                 n_threads=n_threads, n_threads_batch=n_threads,
@@ -60,6 +63,39 @@ def open_model(path: Path, options: EmbeddedOptions, n_threads: int) -> LoadedMo
     except BaseException:
         llm.close()
         raise
+
+
+@contextlib.contextmanager
+def _output_left_alone() -> Iterator[None]:
+    """A load that leaves the process's stdout and stderr alone. Quiet (`verbose=False`),
+    llama-cpp-python also points file descriptors 1 and 2 at /dev/null while it reads the
+    model, for every thread: an answer printed meanwhile (a node in the same process
+    answering without the model) was lost. llama.cpp's log is silenced instead, all of
+    it: a few lines of the load come at a level the quiet setting lets through."""
+    modules = (llama_cpp.llama, llama_cpp._internals)
+    saved = [module.suppress_stdout_stderr for module in modules]
+    quiet = llama_cpp.llama.set_verbose
+    for module in modules:
+        module.suppress_stdout_stderr = _NoRedirect
+    llama_cpp.llama.set_verbose = _silent
+    try:
+        yield
+    finally:
+        llama_cpp.llama.set_verbose = quiet
+        for module, original in zip(modules, saved, strict=True):
+            module.suppress_stdout_stderr = original
+
+
+def _silent(verbose: bool) -> None:
+    """llama.cpp's log callback prints nothing at all."""
+    llama_cpp._logger.logger.setLevel(logging.CRITICAL + 1)
+
+
+class _NoRedirect(contextlib.nullcontext[None]):
+    """Stands in for llama-cpp-python's `suppress_stdout_stderr(disable=...)`."""
+
+    def __init__(self, disable: bool = True) -> None:
+        super().__init__()
 
 
 class LoadedModel:
