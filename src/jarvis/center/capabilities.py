@@ -43,8 +43,8 @@ def what_i_can_do(catalog: ToolCatalog) -> str:
 
 
 def _clause(description: str) -> str:
-    """The first clause of a description, lower-cased at its start: "Roll one or more dice
-    (default ...) and say the result." -> "roll one or more dice and say the result"."""
+    """The first clause of a description, lower-cased at its start: "Track a parcel (by
+    its number) and say where it is. Use for ..." -> "track a parcel and say where it is"."""
     text = re.split(r"[:.;]\s|[:.;]$", _ASIDES.sub("", description).strip(), maxsplit=1)[0]
     words = text.split()
     if len(words) > _LONGEST:

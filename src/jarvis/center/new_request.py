@@ -1,7 +1,7 @@
 """An answer to a question that is a request of its own.
 
-Asked "What city should I use?", a user may move on instead of answering: "roll a 20
-sided die". Read as the city, the request is lost; the center takes it as a new request
+Asked "What city should I use?", a user may move on instead of answering: "track my
+parcel please". Read as the city, the request is lost; the center takes it as a new request
 instead when it is put as one (an order, a question, a want) and means another tool
 more than the one asked about. An answer that is a value ("Paris", "20 minutes",
 "tomorrow at 9") is no request, whatever it is near in meaning.
