@@ -24,7 +24,7 @@ _ASKED = re.compile(
 _ASIDES = re.compile(r"\s*\([^)]*\)|\s*'[^']*'")
 # A clause this long is cut at a comma.
 _LONGEST = 8
-# A comma this early would cut a clause short ("tell a short, clean joke").
+# A comma this early would cut a clause short ("find a quiet, cheap hotel").
 _SHORTEST = 4
 
 

@@ -369,8 +369,10 @@ class Engine:
             endpoint=turn.endpoint,
             new_messages=turn.new_messages,
             pending=pending,
+            # A new utterance, or a request given in place of an answer, is the request now.
             voice_command=turn.voice_command if (
-                turn.endpoint == "command" or "answered_with_a_request" in turn.trace) else None,
+                turn.endpoint == "command" or turn.voice_command != turn.record.voice_command)
+            else None,
             node_context=turn.node_context,
             stop_reason=response.stop_reason,
             duration_ms=round((time.perf_counter() - turn.started) * 1000, 3),

@@ -28,8 +28,10 @@ __all__ = ["is_a_new_request"]
 def is_a_new_request(turn: Turn, answer: str, asked_tool: str | None) -> bool:
     """Whether `answer`, given to a question about `asked_tool`, is a new request: put as
     one, and nearest in meaning to another tool, which it means (`EVOKED_BY_MEANING`)."""
+    if asked_tool is None:
+        return False
     related = turn.related(answer)
-    if asked_tool is None or not related:
+    if not related:
         return False
     nearest, score = max(related.items(), key=lambda kv: kv[1])
     if nearest == asked_tool or score < EVOKED_BY_MEANING:

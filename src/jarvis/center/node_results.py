@@ -3,12 +3,12 @@ it was given, and the validation errors it reports for them."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from jarvis.center.chat_messages import tool_message
 from jarvis.center.conversation_errors import BadRequestError, MalformedRequestError
-from jarvis.center.turn import Turn
+from jarvis.center.llm.base import LLMToolCall
+from jarvis.center.turn import Turn, arguments_of
 from jarvis.protocol import ContinueRequest, ToolResult
 
 __all__ = ["accept_results", "call_name", "check_continue_shape", "is_validation_error",
@@ -112,12 +112,7 @@ def lacks_what_the_node_needs(failed: list[ToolResult],
 
 def _call_arguments(messages: list[dict[str, Any]], call_id: str) -> dict[str, Any] | None:
     """The arguments of the assistant's call `call_id` in `messages` (None: not found)."""
-    for message in reversed(messages):
-        for call in message.get("tool_calls") or []:
-            if isinstance(call, dict) and call.get("id") == call_id:
-                try:
-                    found = json.loads((call.get("function") or {}).get("arguments") or "{}")
-                except json.JSONDecodeError:
-                    return None
-                return found if isinstance(found, dict) else None
-    return None
+    calls = [LLMToolCall(str(c.get("id")), str((c.get("function") or {}).get("name")),
+                         (c.get("function") or {}).get("arguments") or "{}")
+             for m in messages for c in m.get("tool_calls") or [] if isinstance(c, dict)]
+    return arguments_of(calls, call_id)

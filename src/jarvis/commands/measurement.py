@@ -168,11 +168,6 @@ _HOW_MANY_IN = re.compile(
     r"(?P<source>[a-z ]+?)\W*$")
 
 
-def _units(arguments: dict[str, Any]) -> tuple[Unit | None, Unit | None]:
-    """The call's units as known units (None where one is none)."""
-    return find_unit(arguments.get("from_unit")), find_unit(arguments.get("to_unit"))
-
-
 class ConvertMeasurementCommand(IJarvisCommand):
     """Converts a value from one unit to another."""
 
@@ -253,7 +248,7 @@ class ConvertMeasurementCommand(IJarvisCommand):
             if isinstance(value, str):  # "10 km" -> "km"; validate_call canonicalizes spellings
                 fixed[name] = re.sub(r"^[0-9.,\s]+(?=[^\s0-9])", "", value.strip())
         asked = _HOW_MANY_IN.search(voice_command.lower())
-        units = _units(fixed)
+        units = (find_unit(fixed.get("from_unit")), find_unit(fixed.get("to_unit")))
         if asked and None not in units and units == (find_unit(asked["target"]),
                                                      find_unit(asked["source"])):
             # "how many tablespoons in a cup" converts cups to tablespoons; a small model
