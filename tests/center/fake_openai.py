@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -67,7 +66,7 @@ class FakeOpenAI:
                 step = fake.plan.popleft() if fake.plan else ("status", 500, "no plan")
                 kind = step[0]
                 if kind == "sleep":
-                    time.sleep(step[1])
+                    fake.stopped.wait(step[1])  # a server that never answers in time
                     step = ("json", completion("too late"))
                     kind = "json"
                 if kind == "stream":

@@ -82,10 +82,11 @@ def test_openai_backend_full_flow(make_center: Any, fake: FakeOpenAI,
 def test_llm_timeout_is_an_error_and_the_conversation_survives(make_center: Any,
                                                                 fake: FakeOpenAI) -> None:
     fake.plan.extend([
-        ("sleep", 3),
+        ("sleep", 60),
         ("json", completion(calls=[("open_weather_command", {"city": "Oslo"})])),
     ])
-    center = _openai_center(make_center, fake, llm_timeout=0.5)
+    # Long enough that the retry's answer arrives in time on a busy machine.
+    center = _openai_center(make_center, fake, llm_timeout=2.0)
     cid = conversation_id()
     center.start(cid, [WEATHER_TOOL])
     failed = center.command(cid, "weather in oslo")
@@ -218,8 +219,8 @@ def test_failure_while_wording_keeps_the_tool_calls_pending(make_center: Any) ->
 
 
 def test_openai_backend_maps_errors_directly(fake: FakeOpenAI) -> None:
-    fake.plan.extend([("sleep", 2), ("status", 502, "bad gateway"), ("raw", b"{")])
-    backend = OpenAIBackend(base_url=fake.url, timeout=0.3)
+    fake.plan.extend([("sleep", 60), ("status", 502, "bad gateway"), ("raw", b"{")])
+    backend = OpenAIBackend(base_url=fake.url, timeout=1.0)
     request = LLMRequest(messages=[{"role": "user", "content": "hi"}])
     with pytest.raises(LLMTimeoutError):
         backend.complete(request)

@@ -56,7 +56,7 @@ def test_a_server_that_does_not_stream_is_handed_on_whole() -> None:
 def test_a_stream_past_the_deadline_times_out_and_sends_nothing_more() -> None:
     with FakeOpenAI() as fake:
         fake.plan.append(("stream", ["Hello. ", "Still ", "writing."]))  # never released
-        backend = OpenAIBackend(base_url=fake.url, timeout=0.5)
+        backend = OpenAIBackend(base_url=fake.url, timeout=1.0)
         pieces: list[str] = []
         with pytest.raises(LLMTimeoutError):
             backend.stream(LLMRequest(messages=[{"role": "user", "content": "hi"}]),
