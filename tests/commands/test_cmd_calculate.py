@@ -57,6 +57,27 @@ def test_pre_route_result_runs_through_execute(calc: CalculateCommand) -> None:
     assert response.wait_for_input  # "now multiply that by 2" may follow
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("what is 2 plus 2 times 3", "2 plus 6 is 8."),
+        ("2 times 3 plus 4 times 5", "6 plus 20 is 26."),
+        ("what's 10 minus 2 minus 3", "8 minus 3 is 5."),
+        ("100 divided by 4 times 2", "25 times 2 is 50."),
+        ("what is 1 + 2 * 3", "1 plus 6 is 7."),
+    ],
+)
+def test_three_numbers_are_worked_out_by_precedence(calc: CalculateCommand, text: str,
+                                                    said: str) -> None:
+    hit = calc.pre_route(text)
+    assert hit is not None
+    assert calc.execute(request(text), **hit.arguments).message == said
+
+
+def test_a_chain_dividing_by_zero_is_left_to_the_call(calc: CalculateCommand) -> None:
+    assert calc.pre_route("2 plus 3 divided by 0") is None
+
+
 def test_follow_up_uses_previous_result(calc: CalculateCommand) -> None:
     first = calc.execute(request(), num1=5, num2=3, operation="add")
     second = calc.execute(request("now multiply that by 2"),

@@ -107,6 +107,9 @@ def parse_expression(text: str) -> dict[str, Any] | None:
             if a is not None and b is not None:
                 num1, num2 = (b, a) if swapped else (a, b)
                 return {"num1": num1, "num2": num2, "operation": operation}
+    chain = _chain(cleaned)
+    if chain is not None:
+        return chain
     for m in _INFIX.finditer(cleaned):
         left, right = cleaned[: m.start()], cleaned[m.end():]
         a, b = parse_number(left), parse_number(right)
@@ -116,6 +119,28 @@ def parse_expression(text: str) -> dict[str, Any] | None:
         if operation:
             return {"num1": a, "num2": b, "operation": operation}
     return None
+
+
+def _chain(cleaned: str) -> dict[str, Any] | None:
+    """"2 plus 2 times 3" -> 2 plus 6: three or more numbers worked out, by the usual
+    precedence, down to the last operation; None unless every piece reads as a number."""
+    # The hyphen of "twenty-five" is no minus.
+    pieces = _INFIX.split(re.sub(r"(?<=[a-z])-(?=[a-z])", " ", cleaned))
+    numbers = [parse_number(piece) for piece in pieces[::3]]
+    operations = [normalize_operation(word or symbol)
+                  for word, symbol in zip(pieces[1::3], pieces[2::3], strict=True)]
+    values = [n for n in numbers if n is not None]
+    ops = [op for op in operations if op is not None]
+    if len(values) < 3 or len(values) < len(numbers) or len(ops) < len(operations):
+        return None
+    while len(ops) > 1:
+        at = next((i for i, op in enumerate(ops) if op in ("multiply", "divide")), 0)
+        try:
+            values[at:at + 2] = [compute(values[at], values[at + 1], ops[at])]
+        except ZeroDivisionError:
+            return None  # the LLM's call gets the answer that says so
+        del ops[at]
+    return {"num1": values[0], "num2": values[1], "operation": ops[0]}
 
 
 def _percentage_said(text: str) -> float | None:
