@@ -78,3 +78,16 @@ def test_now_multiply_that_by_2_after_a_fast_path_sum(node: Node) -> None:
     assert not second.pre_routed
     assert any(_multiplied_8_by_2(r) for r in second.tool_calls) or "16" in second.message, (
         second.message, [(r.name, r.arguments) for r in second.tool_calls])
+
+
+def test_and_in_london_after_the_local_time_tells_the_time_there(node: Node) -> None:
+    service = node.service
+    first = service.process_voice_command("what time is it")
+    assert first.pre_routed and first.message.startswith("It's"), first
+    # The place is the one value the follow-up changes: the time command runs again there.
+    second = service.process_voice_command("and in london?",
+                                           validation_handler=lambda request: None)
+    assert not second.pre_routed
+    assert [(r.name, str(r.arguments.get("location", "")).lower())
+            for r in second.tool_calls] == [("get_current_time", "london")], second
+    assert "London" in second.message, second.message

@@ -43,7 +43,7 @@ class GetCurrentTimeCommand(IJarvisCommand):
     @property
     def parameters(self) -> list[JarvisParameter]:
         return [
-            JarvisParameter("location", "string",
+            JarvisParameter("location", "string", refinable=True,
                             description="City, country or US state; omit for the local time",
                             example="Tokyo"),
         ]
