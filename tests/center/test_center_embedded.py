@@ -203,6 +203,17 @@ def test_dates_and_times_are_only_those_said(
     assert arguments.get("resolved_datetimes", weekend) == weekend, arguments
 
 
+def test_a_day_asked_about_is_the_day_the_time_command_names(
+    client: Any, schemas: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+) -> None:
+    # "what day is it tomorrow" had told today's date: the call left the day out.
+    tomorrow = (datetime.now(ZoneInfo(TIMEZONE)) + timedelta(days=1)).date().isoformat()
+    name, arguments = _call_arguments(client, schemas, "what day is it tomorrow")
+    assert (name, arguments.get("day")) == ("get_current_time", tomorrow), arguments
+    name, arguments = _call_arguments(client, schemas, "what's today's date")
+    assert name == "get_current_time" and "day" not in arguments, arguments
+
+
 # Said in words that name no enum value; the commands' enum_synonyms name them.
 SYNONYM_CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("unpause my tunes", "music", {"action": "resume"}),

@@ -88,3 +88,19 @@ def test_speak_clock() -> None:
 def test_the_calendar_question_names_the_clock_not_any_date(said: str, named: bool) -> None:
     hints = keyword_hints(said, {"get_current_time": GetCurrentTimeCommand().keywords})
     assert bool(hints) == named
+
+
+def test_a_day_other_than_today_is_named_with_its_weekday() -> None:
+    cmd = GetCurrentTimeCommand().bind(make_context(tz="UTC"))
+    today = dt.datetime.now(ZoneInfo("UTC")).date()
+    said = {delta: cmd.execute(request(tz="UTC"), day=today + dt.timedelta(days=delta))
+            for delta in (-1, 0, 1, 21)}
+    after = today + dt.timedelta(days=1)
+    assert said[1].message == f"Tomorrow is {after:%A}, {after:%B} {after.day}."
+    assert said[1].context_data["day"] == after.isoformat()
+    assert said[-1].message.startswith("Yesterday was ")
+    assert said[0].message.startswith("It's ") and "day" not in said[0].context_data
+    later = today + dt.timedelta(days=21)
+    year = f", {later.year}" if later.year != today.year else ""
+    assert said[21].message == (f"{later:%B} {later.day}{year} is a {later:%A}, "
+                                "21 days from today.")

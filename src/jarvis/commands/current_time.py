@@ -23,8 +23,21 @@ __all__ = ["GetCurrentTimeCommand"]
 _HERE_WORDS = {"here", "local", "home", "my location", "current location", "this location"}
 
 
-def _speak_date(moment: dt.datetime) -> str:
+def _speak_date(moment: dt.datetime | dt.date) -> str:
     return f"{moment:%A}, {moment:%B} {moment.day}"
+
+
+def _speak_other_day(day: dt.date, today: dt.date) -> str:
+    """ "Tomorrow is Saturday, December 5.", "December 25 is a Friday, 21 days from today." """
+    delta = (day - today).days
+    if delta == 1:
+        return f"Tomorrow is {_speak_date(day)}."
+    if delta == -1:
+        return f"Yesterday was {_speak_date(day)}."
+    year = f", {day.year}" if day.year != today.year else ""
+    if delta > 0:
+        return f"{day:%B} {day.day}{year} is a {day:%A}, {delta} days from today."
+    return f"{day:%B} {day.day}{year} was a {day:%A}, {-delta} days ago."
 
 
 class GetCurrentTimeCommand(IJarvisCommand):
@@ -46,6 +59,8 @@ class GetCurrentTimeCommand(IJarvisCommand):
             JarvisParameter("location", "string", refinable=True,
                             description="City, country or US state; omit for the local time",
                             example="Tokyo"),
+            JarvisParameter("day", "date", refinable=True,
+                            description="The day asked about; omit for today"),
         ]
 
     @property
@@ -55,6 +70,7 @@ class GetCurrentTimeCommand(IJarvisCommand):
             CommandExample("what time is it in Tokyo", {"location": "Tokyo"}),
             CommandExample("what's the time in London right now", {"location": "London"}),
             CommandExample("what's today's date", {}),
+            CommandExample("what's the date tomorrow", {"day": "2026-01-19"}),
         ]
 
     @property
@@ -111,8 +127,14 @@ class GetCurrentTimeCommand(IJarvisCommand):
                 else dt.datetime.now().astimezone()
             )
             message = f"It's {speak_clock(now)} on {_speak_date(now)}."
+        day = kwargs.get("day")
+        asked: dict[str, Any] = {}
+        if isinstance(day, dt.date) and day != now.date():
+            message = _speak_other_day(day, now.date())
+            asked = {"day": day.isoformat(), "day_weekday": f"{day:%A}"}
         return CommandResponse.success_response(
             {
+                **asked,
                 "location": location,
                 "timezone": zone_name or str(now.tzinfo),
                 "datetime": now.isoformat(timespec="seconds"),
