@@ -132,16 +132,23 @@ def test_values_derived_from_what_was_said_pass(make_center: Any) -> None:
     assert _args(center.command(loud, "turn the volume up to max")) == {"level": 100}
 
 
-def test_a_value_is_asked_for_once_then_the_models_reading_stands(make_center: Any) -> None:
-    backend = ScriptedBackend([tool_call("check_balance", account_type="checking"),
-                               tool_call("check_balance", account_type="checking")])
+def test_an_answer_without_the_value_is_asked_again_once_then_let_go(make_center: Any) -> None:
+    backend = ScriptedBackend([tool_call("check_balance", account_type="checking")] * 6)
     center = make_center(backend)
     cid = conversation_id_started(center, [CHECK_BALANCE])
     assert center.command(cid, "what's my balance")["stop_reason"] == "validation_required"
-    # The answer names no option; the model's choice is taken rather than asking forever.
+    # The answer names no option: the model's choice would be made up, so it is asked again.
     again = center.answer(cid, "the usual one")
-    assert again["stop_reason"] == "tool_calls"
-    assert _args(again) == {"account_type": "checking"}
+    assert again["stop_reason"] == "validation_required"
+    assert again["assistant_message"].startswith("Sorry, I didn't catch that. Which account")
+    assert _args(center.answer(cid, "checking please")) == {"account_type": "checking"}
+    # Two answers without it: no call is sent with a value nobody gave.
+    other = conversation_id_started(center, [CHECK_BALANCE])
+    center.command(other, "what's my balance")
+    center.answer(other, "the usual one")
+    given_up = center.answer(other, "you know which")
+    assert given_up["stop_reason"] == "complete" and given_up["tool_calls"] is None
+    assert "didn't catch the account type" in given_up["assistant_message"]
 
 
 def conversation_id_started(center: Any, tools: list[dict[str, Any]]) -> str:

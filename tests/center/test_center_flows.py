@@ -11,6 +11,7 @@ from center_helpers import (
     EVENTS_COMMAND,
     WEATHER_TOOL,
     conversation_id,
+    function_tool,
 )
 
 from jarvis.center.llm.base import LLMRequest
@@ -120,6 +121,49 @@ def test_a_value_the_node_needs_and_the_call_lacks_is_asked_at_once(
     call = center.command(cid, "and in atlantis")["tool_calls"][0]
     retried = center.results(cid, _city_missing(call["id"]))
     assert retried["stop_reason"] == "tool_calls" and len(backend.requests) == 4
+
+
+def test_a_new_request_takes_no_value_from_the_request_before(make_center: Any) -> None:
+    # The scripted model copies the city of the request before into each later one.
+    backend = ScriptedBackend([tool_call("open_weather_command", city="Oslo")] * 3)
+    center = make_center(backend)
+    cid = conversation_id()
+    center.start(cid, [WEATHER_TOOL])
+
+    def asked_for(said: str) -> dict[str, Any]:
+        call = center.command(cid, said)["tool_calls"][0]
+        center.results(cid, (call["id"], {"success": True, "message": "Mild."}))
+        return dict(json.loads(call["function"]["arguments"]))
+
+    assert asked_for("what's the weather in Oslo") == {"city": "Oslo"}
+    # A request that goes on from the last one keeps what that one said.
+    assert asked_for("and tomorrow?") == {"city": "Oslo"}
+    # A request of its own: the weather here, not in Oslo.
+    assert asked_for("what's the weather") == {}
+
+
+BOOK_TABLE = function_tool(
+    "book_table", {"restaurant": {"type": "string"}, "time": {"type": "string"}},
+    ["restaurant"], "Book a table at a restaurant")
+
+
+def test_the_call_after_an_answer_keeps_the_values_given_before(make_center: Any) -> None:
+    # The model puts the answer into the restaurant's name too; the node had refused a
+    # call that named the restaurant the user said.
+    backend = ScriptedBackend([tool_call("book_table", restaurant="Luigi's"),
+                               tool_call("book_table", restaurant="at 7 pm", time="19:00")])
+    center = make_center(backend)
+    cid = conversation_id()
+    center.start(cid, [BOOK_TABLE])
+    call = center.command(cid, "book a table at Luigi's")["tool_calls"][0]
+    asked = center.results(cid, (call["id"], {
+        "success": False, "message": "What time?", "context": {
+            "_validation_error": True,
+            "errors": [{"param_name": "time", "message": "What time?"}]}}))
+    assert asked["validation_request"]["parameter_name"] == "time"
+    [booked] = center.answer(cid, "at 7 pm")["tool_calls"]
+    assert json.loads(booked["function"]["arguments"]) == {"restaurant": "Luigi's",
+                                                           "time": "19:00"}
 
 
 def test_weather_flow_llm_words_the_result(make_center: Any) -> None:

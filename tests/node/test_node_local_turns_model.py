@@ -1,15 +1,18 @@
-"""A follow-up after the fast path with the real embedded model and the built-in commands.
+"""Follow-ups and answers with the real embedded model and the built-in commands.
 
 "what's 5 plus 3" is answered on the node by the calculator's pre_route; "now multiply
 that by 2" goes to a real center whose LLM only knows "that" from the exchange the node
-sends along. Skips when the model has not been prepared (fails with JARVIS_REQUIRE_MODEL=1).
+sends along. Answers to the center's questions fill the value asked for and nothing else.
+Skips when the model has not been prepared (fails with JARVIS_REQUIRE_MODEL=1).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -18,8 +21,10 @@ pytest.importorskip("llama_cpp", reason="the embedded extra is not installed")
 from jarvis.center.llm.embedded import EmbeddedBackend
 from jarvis.center.server import CenterServer
 from jarvis.center.settings import CenterSettings
+from jarvis.commands._schedule import speak_clock
 from jarvis.node import JarvisCommandCenterClient, Node, NodeSettings, open_node
 from jarvis.node.service import ToolCallRecord
+from jarvis.protocol import ValidationRequest
 
 pytestmark = pytest.mark.model
 
@@ -91,3 +96,38 @@ def test_and_in_london_after_the_local_time_tells_the_time_there(node: Node) -> 
     assert [(r.name, str(r.arguments.get("location", "")).lower())
             for r in second.tool_calls] == [("get_current_time", "london")], second
     assert "London" in second.message, second.message
+
+
+class _User:
+    """Answers each question with the next of `answers`, and keeps the questions."""
+
+    def __init__(self, *answers: str) -> None:
+        self.answers = list(answers)
+        self.questions: list[str] = []
+
+    def __call__(self, request: ValidationRequest) -> str | None:
+        self.questions.append(request.question)
+        return self.answers.pop(0) if self.answers else None
+
+
+def test_a_time_given_as_an_answer_keeps_what_to_remind_about(node: Node) -> None:
+    user = _User("in two hours")
+    started = datetime.now(ZoneInfo("America/New_York"))
+    done = node.service.process_voice_command("remind me to water the plants",
+                                              validation_handler=user)
+    assert user.questions == ["What time should I use?"], (user.questions, done.message)
+    # The reminder's words are those of the request, its time two hours on from now.
+    times = {speak_clock(started + timedelta(hours=2, minutes=m)) for m in (0, 1)}
+    assert done.message.startswith("OK, I'll remind you to water the plants"), done.message
+    assert any(t in done.message for t in times), (done.message, times)
+
+
+def test_a_new_request_takes_no_value_from_the_one_before(node: Node) -> None:
+    service = node.service
+    service.process_voice_command("remind me to water the plants in two hours",
+                                  validation_handler=_User())
+    assert service.pending_conversation_id is not None  # a reminder may be refined
+    user = _User("fifteen minutes")
+    done = service.process_voice_command("set a timer", validation_handler=user)
+    assert user.questions == ["What duration should I use?"], (user.questions, done.message)
+    assert done.message == "Timer set for 15 minutes.", done.message

@@ -861,12 +861,27 @@ def _take_phrases(
     return text
 
 
+def offsets_reach(utterance: str, timezone: str, now: datetime | None = None) -> list[str]:
+    """The clock times (HH:MM) the elapsed times said reach: "in 20 minutes" said at
+    18:35 is 18:55."""
+    text = " " + " ".join(re.findall(r"[a-z0-9':]+", utterance.lower())) + " "
+    reached: list[str] = []
+    for match in _ELAPSED.finditer(text):
+        try:
+            [value] = resolve_relative_date(match.group(0).strip(), timezone, now)
+        except ValueError:  # too far away, or no offset after all
+            continue
+        reached.append(value[11:16])
+    return reached
+
+
 # Matched before the table phrases they hold, then masked with "#".
 _COMPOUND_DATES = (
     re.compile(rf"(?<= )(?:{_WEEKDAY_RE}) (?:this|next) week(?= )"),
     re.compile(rf"(?<= )(?:this|next) week (?:{_WEEKDAY_RE})(?= )"),
     re.compile(rf"(?<= )(?:the )?{_DAY_NUM_RE} of (?:this|the) month(?= )"),
 )
+_ELAPSED = re.compile(rf"(?<= )in (?:{_QTY_RE}) (?:{_TIME_UNITS})(?= )")
 # Matched on the words left after the table phrases (masked with "#"), so never twice.
 _SPOKEN_DATES = (
     re.compile(rf"(?<= )in (?:{_QTY_RE}) (?:{_DAY_UNITS}|{_TIME_UNITS})(?= )"),

@@ -30,18 +30,19 @@ import logging
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from jarvis.center import dates
 from jarvis.center.answer_or_call import (
     echoes,
     not_asked_for,
     stands_in_for_a_tool,
     words_for_a_call,
 )
+from jarvis.center.answered_call import keep_given
 from jarvis.center.capabilities import asks_what_i_can_do, what_i_can_do
 from jarvis.center.chat_messages import (
     assistant_tool_message,
@@ -75,6 +76,7 @@ from jarvis.center.new_request import is_a_new_request
 from jarvis.center.node_results import (
     accept_results,
     call_name,
+    calls_in,
     check_continue_shape,
     is_validation_error,
     lacks_what_the_node_needs,
@@ -86,7 +88,7 @@ from jarvis.center.prompt import (
     context_message,
     system_prompt,
 )
-from jarvis.center.questions import parameter_question
+from jarvis.center.questions import MAX_ASKS, not_caught, parameter_question
 from jarvis.center.ratelimit import RateLimiter
 from jarvis.center.refine import refinement
 from jarvis.center.server_tools import ASK_USER, SERVER_TOOL_NAMES, SERVER_TOOLS, run_server_tool
@@ -99,9 +101,9 @@ from jarvis.center.store import (
     TurnWrite,
 )
 from jarvis.center.toolspec import build_catalog, catalog_for
-from jarvis.center.turn import Turn, arguments_of, zone
+from jarvis.center.turn import GivenCall, Turn, arguments_of, parsed, zone
 from jarvis.center.turn_events import TurnEvents
-from jarvis.center.turn_hints import choice_hints, date_hints, tool_hints
+from jarvis.center.turn_hints import choice_hints, date_hints, time_hints, tool_hints
 from jarvis.center.unsaid_values import said_only, value_to_ask
 from jarvis.center.validation import CallProblem, check_call, retry_message
 from jarvis.protocol import (
@@ -294,12 +296,23 @@ class Engine:
         if is_a_new_request(turn, answer, pending.get("tool_name")):
             return self._new_request(turn, answer)
         # The user's answer is new information: the node's failure count starts again.
-        turn.asked = {(str(t), str(p)) for t, p in pending.get("asked", [])}
+        turn.asked = Counter((str(t), str(p)) for t, p in pending.get("asked", []))
         if pending.get("tool_name") and pending.get("parameter_name"):
             turn.answering = (str(pending["tool_name"]), str(pending["parameter_name"]))
+            turn.given = self._given(turn, pending)
+        turn.answer = answer
         turn.new_messages.append({"role": "user", "content": self._heard(answer)})
         turn.trace["validation_response"] = answer
         return self._finish(turn, lambda: self._infer(turn))
+
+    def _given(self, turn: Turn, pending: dict[str, Any]) -> GivenCall | None:
+        """The refused call of the node a question followed (None: the center asked
+        before any call was sent)."""
+        tool, param = turn.answering or ("", "")
+        call_id = str(pending.get("tool_call_id"))
+        call = next((c for c in calls_in(self._history(turn)) if c.id == call_id), None)
+        arguments = parsed(call) if call is not None and call.name == tool else None
+        return GivenCall(tool, arguments, param) if arguments is not None else None
 
     def _new_request(self, turn: Turn, text: str) -> ToolCallingResponse:
         """The user moved on instead of answering: `text` is taken as a request of its
@@ -517,7 +530,7 @@ class Engine:
         pressed = looked = False
         while True:
             reply, first = (first, None) if first is not None else (self._call_llm(turn), None)
-            calls = unique_ids(reply.tool_calls)
+            calls = keep_given(turn, unique_ids(reply.tool_calls))
             if not calls and not pressed and words_for_a_call(turn, reply, node_errors):
                 # It answered what a tool does ("Yes, I can call you a cab now.").
                 pressed = True
@@ -669,7 +682,7 @@ class Engine:
             else turn.related(turn.voice_command),
             choice_hints={} if tools_disabled else choice_hints(turn),
             date_hints=[] if tools_disabled else date_hints(turn),
-            time_hints=[] if tools_disabled else dates.times_heard(turn.voice_command or ""),
+            time_hints=[] if tools_disabled else time_hints(turn),
             answers=turn.answering,
             timeout=self.config.llm_timeout,
             max_tokens=self.config.llm_max_tokens,
@@ -825,8 +838,16 @@ class Engine:
         spec = turn.catalog.tools[tool].params.get(param)
         options = list(spec.enum) if spec is not None and spec.enum else None
         kind = spec.type.kind if spec is not None and spec.type is not None else None
-        return self._ask_user(turn, parameter_question(param, options, kind), param, options,
-                              tool_call_id, tool)
+        question = parameter_question(param, options, kind)
+        # An answer that still leaves the value unsaid is asked once more, then let go:
+        # the call is never sent with a value the user did not give.
+        times = turn.asked[(tool, param)]
+        if times >= MAX_ASKS:
+            turn.trace["unanswered"] = {"tool": tool, "parameter": param}
+            return self._complete(turn, not_caught(param))
+        if times:
+            question = f"Sorry, I didn't catch that. {question}"
+        return self._ask_user(turn, question, param, options, tool_call_id, tool)
 
     def _run_server_tools(self, turn: Turn, calls: list[LLMToolCall]) -> None:
         since = time.perf_counter()
@@ -872,7 +893,8 @@ class Engine:
             question=question, parameter_name=param, options=options, tool_call_id=tool_call_id,
             tool_name=tool_name,
         )
-        asked = sorted(turn.asked | ({(tool_name, param)} if tool_name and param else set()))
+        asked = sorted([*turn.asked.elements(), *([(tool_name, param)] if tool_name and param
+                                                  else [])])
         pending = {"kind": "validation", **validation.model_dump(),
                    "node_failures": turn.node_failures, "asked": [list(a) for a in asked]}
         return self._response(turn, "validation_required", question,

@@ -11,8 +11,8 @@ from jarvis.center.llm.base import LLMToolCall
 from jarvis.center.turn import Turn, arguments_of
 from jarvis.protocol import ContinueRequest, ToolResult
 
-__all__ = ["accept_results", "call_name", "check_continue_shape", "is_validation_error",
-           "validation_errors"]
+__all__ = ["accept_results", "call_arguments", "call_name", "calls_in", "check_continue_shape",
+           "is_validation_error", "lacks_what_the_node_needs", "validation_errors"]
 
 
 def check_continue_shape(request: ContinueRequest) -> None:
@@ -104,15 +104,19 @@ def lacks_what_the_node_needs(failed: list[ToolResult],
     would have the model leave out again or make up, so the user is asked at once."""
     for result in failed:
         params = {e.get("param_name") for e in validation_errors([result])}
-        arguments = _call_arguments(messages, result.tool_call_id)
+        arguments = call_arguments(messages, result.tool_call_id)
         if not params or None in params or arguments is None or params & set(arguments):
             return False
     return bool(failed)
 
 
-def _call_arguments(messages: list[dict[str, Any]], call_id: str) -> dict[str, Any] | None:
+def calls_in(messages: list[dict[str, Any]]) -> list[LLMToolCall]:
+    """The assistant's calls in `messages`, in order."""
+    return [LLMToolCall(str(c.get("id")), str((c.get("function") or {}).get("name")),
+                        (c.get("function") or {}).get("arguments") or "{}")
+            for m in messages for c in m.get("tool_calls") or [] if isinstance(c, dict)]
+
+
+def call_arguments(messages: list[dict[str, Any]], call_id: str) -> dict[str, Any] | None:
     """The arguments of the assistant's call `call_id` in `messages` (None: not found)."""
-    calls = [LLMToolCall(str(c.get("id")), str((c.get("function") or {}).get("name")),
-                         (c.get("function") or {}).get("arguments") or "{}")
-             for m in messages for c in m.get("tool_calls") or [] if isinstance(c, dict)]
-    return arguments_of(calls, call_id)
+    return arguments_of(calls_in(messages), call_id)

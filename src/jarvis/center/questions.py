@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["parameter_question"]
+__all__ = ["MAX_ASKS", "not_caught", "parameter_question"]
 
 
 def parameter_question(param: str | None, options: Sequence[str] | None = None,
@@ -19,3 +19,13 @@ def parameter_question(param: str | None, options: Sequence[str] | None = None,
     if kind == "bool":
         return f"{words[:1].upper()}{words[1:]}: yes or no?"
     return f"What {words} should I use?"
+
+
+# How often one value is asked for in an exchange before the request is let go.
+MAX_ASKS = 2
+
+
+def not_caught(param: str | None) -> str:
+    """What is said when the answers never gave the value asked for."""
+    words = (param or "value").replace("_", " ")
+    return f"Sorry, I still didn't catch the {words}, so I left it there."

@@ -7,28 +7,44 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from jarvis.center.keywords import words
 from jarvis.center.llm.base import LLMToolCall
 from jarvis.center.meaning import Relatedness
+from jarvis.center.refine import sounds_like_refinement
 from jarvis.center.store import ConversationRecord
 from jarvis.center.toolspec import ToolCatalog
 from jarvis.center.turn_events import TurnEvents
 
 __all__ = [
+    "GivenCall",
     "Turn",
     "arguments_of",
     "parsed",
     "said_in",
+    "said_now",
     "user_words",
     "value_sources",
     "zone",
 ]
 
+# Words that point back at what was said or found before.
+_BACK_REFERENCES = frozenset({"that", "those", "them", "it", "this", "these", "same", "again"})
 # The tools a request is nearest in meaning that a turn's trace lists.
 _RELATED_TRACED = 3
+
+
+@dataclass(frozen=True)
+class GivenCall:
+    """A refused call a question followed, and the parameter the answer is for."""
+
+    tool: str
+    arguments: dict[str, Any]
+    answered: str
 
 
 @dataclass
@@ -51,14 +67,17 @@ class Turn:
     history: list[dict[str, Any]] | None = None
     node_context: dict[str, Any] | None = None
     node_failures: int = 0
-    # (tool, parameter) pairs already asked for in this exchange: never asked twice.
-    asked: set[tuple[str, str]] = field(default_factory=set)
+    # How often each (tool, parameter) was asked for in this exchange.
+    asked: Counter[tuple[str, str]] = field(default_factory=Counter)
     # Call id -> keys a refinement carried over from the previous call (see refine.py).
     carried: dict[str, frozenset[str]] = field(default_factory=dict)
     # (tool, id of the call it changes) when this turn refines the last call.
     refines: tuple[str, str] | None = None
-    # (tool, parameter) of the question the user's message answers.
+    # (tool, parameter) of the question the user's message answers, and that message.
     answering: tuple[str, str] | None = None
+    answer: str = ""
+    # The refused call the question followed: its other values stay (answered_call.py).
+    given: GivenCall | None = None
     # Set for a streamed request: where its tool calls and sentences go.
     events: TurnEvents | None = None
     # Text -> tool name -> relatedness by meaning (see center/meaning), once per text.
@@ -111,22 +130,66 @@ def said_in(turn: Turn) -> str:
 
 
 def value_sources(turn: Turn) -> str:
-    """What a call's value may come from: the user's turns, and the tool results of this
-    exchange and of the last one that had any ("now multiply that by 2" uses the sum just
-    heard). Older results are left out: a model copying a number from one would make up
-    a value nobody meant."""
+    """What a call's value may come from: what the user said in this request (answers to
+    its questions included) and, when it goes on from the last request ("and tomorrow?",
+    "now multiply that by 2"), in that one; and the tool results of this request and of
+    the last one that had any. A value said for an earlier request is no value of a new
+    one ("set a timer" after a reminder "in two hours"), and a model copying a number
+    from an older result would make up a value nobody meant."""
     messages = [*(turn.history or []), *turn.new_messages]
-    exchanges: list[list[dict[str, Any]]] = [[]]
-    for message in messages:
-        if message.get("role") == "user":
-            exchanges.append([])
-        exchanges[-1].append(message)
-    *earlier, current = exchanges
-    with_results = [e for e in earlier if any(m.get("role") == "tool" for m in e)]
-    recent = {id(m) for m in [*(with_results[-1] if with_results else []), *current]}
-    return "\n".join(str(m["content"]) for m in messages if isinstance(m.get("content"), str)
-                     and (m.get("role") == "user" or (m.get("role") == "tool"
-                                                      and id(m) in recent)))
+    *earlier, current = _requests(messages)
+    recent = {id(m) for m in current}
+    opening = next((str(m.get("content")) for m in current if m.get("role") == "user"), "")
+    if earlier and goes_on(opening):
+        with_results = [r for r in earlier if any(m.get("role") == "tool" for m in r)]
+        recent |= {id(m) for m in [*earlier[-1], *(with_results[-1] if with_results else [])]}
+    return "\n".join(
+        str(m["content"]) if m.get("role") == "user" else _result_values(str(m["content"]))
+        for m in messages if isinstance(m.get("content"), str)
+        and m.get("role") in ("user", "tool") and id(m) in recent)
+
+
+def _result_values(content: str) -> str:
+    """The values of a tool's result, without its keys: the 2 of a key "num2" is no
+    number the tool found."""
+    try:
+        data = json.loads(content)
+    except json.JSONDecodeError:
+        return content
+
+    def walk(value: Any) -> list[str]:
+        if isinstance(value, dict):
+            return [text for item in value.values() for text in walk(item)]
+        if isinstance(value, list):
+            return [text for item in value for text in walk(item)]
+        return [] if value is None or isinstance(value, bool) else [str(value)]
+
+    return "\n".join(walk(data))
+
+
+def goes_on(utterance: str) -> bool:
+    """Whether a request goes on from the last one: it reads as a change of it ("and
+    tomorrow?", "now times 2") or points back at it ("add that to the list")."""
+    return sounds_like_refinement(utterance) or bool(_BACK_REFERENCES & set(words(utterance)))
+
+
+def _requests(messages: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """`messages` cut into requests: each user message opens one, except an answer to
+    the assistant's question, which stays in the request asked about."""
+    requests: list[list[dict[str, Any]]] = [[]]
+    for index, message in enumerate(messages):
+        before = messages[index - 1] if index else {}
+        answers = before.get("role") == "assistant" and str(
+            before.get("content") or "").rstrip().endswith("?")
+        if message.get("role") == "user" and not answers:
+            requests.append([])
+        requests[-1].append(message)
+    return requests
+
+
+def said_now(turn: Turn) -> str:
+    """The utterance of this turn, and the answer the user gives in it, one a line."""
+    return "\n".join(text for text in (turn.voice_command, turn.answer) if text)
 
 
 def zone(turn: Turn) -> str:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from jarvis.center import dates
 from jarvis.center.keywords import description_hints, description_words, keyword_hints
-from jarvis.center.turn import Turn, zone
+from jarvis.center.turn import Turn, said_now, zone
 
-__all__ = ["choice_hints", "date_hints", "tool_hints"]
+__all__ = ["choice_hints", "date_hints", "time_hints", "tool_hints"]
 
 
 def tool_hints(turn: Turn) -> dict[str, float]:
@@ -49,10 +49,24 @@ def choice_hints(turn: Turn) -> dict[str, dict[str, list[str]]]:
 
 
 def date_hints(turn: Turn) -> list[list[str]]:
-    """Resolved values of the relative dates named in this turn's utterance."""
-    if not turn.voice_command:
+    """Resolved values of the relative dates named in this turn's utterance, and in the
+    answer given in it ("in two hours" for "What time should I use?")."""
+    said = said_now(turn)
+    if not said:
         return []
     try:
-        return dates.dates_heard(turn.voice_command, zone(turn), turn.now)
+        return dates.dates_heard(said, zone(turn), turn.now)
     except ValueError:  # an unknown zone: the model copies from the prompt instead
         return []
+
+
+def time_hints(turn: Turn) -> list[str]:
+    """The clock times said in this turn (HH:MM), each line on its own, and those an
+    elapsed time reaches ("in 20 minutes")."""
+    said = said_now(turn)
+    times = [t for line in said.splitlines() for t in dates.times_heard(line)]
+    try:
+        reached = dates.offsets_reach(said, zone(turn), turn.now)
+    except ValueError:  # an unknown zone
+        reached = []
+    return list(dict.fromkeys([*times, *reached]))

@@ -75,9 +75,8 @@ def _first_unsaid(turn: Turn, calls: list[LLMToolCall]) -> tuple[str, str, str] 
         unsaid = unsaid_required(checked, schema, said, synonyms, times_said=times,
                                  tool=call.name)
         for param in [k for k in required if k in unsaid or k in repeated]:
-            if (call.name, param) not in turn.asked:
-                turn.trace["unsaid"] = {"tool": call.name, "parameter": param}
-                return call.name, param, call.id
+            turn.trace["unsaid"] = {"tool": call.name, "parameter": param}
+            return call.name, param, call.id
         # Optional values nobody asked for are left out: the command's defaults apply.
         dropped = unsaid_optional(checked, schema, said, synonyms, times_said=times,
                                   tool=call.name)
