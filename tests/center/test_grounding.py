@@ -186,6 +186,13 @@ def test_a_flag_is_said_by_its_own_words_not_by_the_tools_name() -> None:
                            tool="find_attractions") == ["good_for_kids"]
     assert unsaid_required({"good_for_kids": True}, kids, "a museum the kids would like",
                            tool="find_attractions") == []
+    # A close form of the tool's own word is that word ("timer" for `all_timers`).
+    every = {"type": "object", "required": ["all_timers"],
+             "properties": {"all_timers": {"type": "boolean"}}}
+    assert unsaid_required({"all_timers": True}, every, "cancel the eggs timer",
+                           tool="cancel_timer") == ["all_timers"]
+    assert unsaid_required({"all_timers": True}, every, "cancel all timers",
+                           tool="cancel_timer") == []
 
 
 def test_numbers_counted_in_a_unit_of_time_take_the_lengths_said_in_it() -> None:

@@ -77,6 +77,8 @@ def test_the_previous_call_is_the_one_successful_call_of_the_last_exchange() -> 
     ("how about 22", True), ("in Celsius", True), ("same for tomorrow", True),
     ("thanks", False), ("tell me a joke", False),
     ("what's the time", False),
+    # One more of a kind is a request of its own.
+    ("and another one for 10 minutes for the rice", False), ("and a second timer", False),
 ])
 def test_what_reads_as_a_change_of_the_last_request(words: str, expected: bool) -> None:
     assert sounds_like_refinement(words) is expected

@@ -352,7 +352,7 @@ def _bounds_said(schema: dict[str, Any], heard: list[str]) -> set[float]:
 # Words a yes/no's name frames its matter with, which any request says ("serves",
 # "good": "a place that serves pizza" says nothing of `serves_alcohol`).
 _FLAG_FRAMES = frozenset({
-    "have", "having", "serve", "serves", "serving", "offer", "offers", "offering", "good",
+    "has", "have", "having", "serve", "serves", "serving", "offer", "offers", "offering", "good",
     "provide", "provides", "include", "includes", "support", "supports", "allow", "allows",
     "with", "does"})
 
@@ -362,9 +362,12 @@ def _flag_said(key: str, said: str, tool: str) -> bool:
     words it shares with the tool's name do not count ("a ride" says nothing of
     `get_ride`'s `shared_ride`), nor do the words that frame it ("good" of
     `good_for_kids`)."""
-    heard, named = words(said), set(words(tool.replace("_", " ")))
+    heard, named = words(said), words(tool.replace("_", " "))
+    # A close form of the tool's own word is that word: "timers" of `all_timers` is
+    # not said by "cancel the eggs timer" for `cancel_timer`.
     return any(word_said(w, heard) for w in words(key.replace("_", " "))
-               if len(w) >= 4 and w not in named and w not in _FLAG_FRAMES)
+               if len(w) >= 3 and w not in FUNCTION_WORDS and w not in _FLAG_FRAMES
+               and not word_said(w, named))
 
 
 def _copies_schema(key: str, value: str, schema: dict[str, Any], heard: list[str]) -> bool:

@@ -63,6 +63,8 @@ _OPENERS = frozenset({"actually", "and", "no", "nope", "wait", "instead", "rathe
 _PHRASES = re.compile(r"\b(?:what about|how about|make (?:it|that)|change (?:it|that)|"
                       r"set (?:it|that)|turn (?:it|that)|switch (?:it|that)?\s*to|"
                       r"instead|rather|go with)\b")
+# Words that ask for one more of a kind ("and another one for the rice"), not a change.
+_ANOTHER = frozenset({"another", "new", "second", "additional", "separate"})
 # General comparatives: a step up or down of whatever number the last call set.
 _UP = frozenset({"louder", "higher", "more", "up", "increase", "raise", "bigger", "longer",
                  "warmer", "hotter", "brighter", "faster", "stronger", "extra"})
@@ -165,7 +167,7 @@ def _succeeded(content: Any) -> bool:
 def sounds_like_refinement(utterance: str) -> bool:
     """Whether the words read as a change of the last request, not a new one."""
     heard = words(utterance)
-    if not heard:
+    if not heard or _ANOTHER & set(heard):
         return False
     return heard[0] in _OPENERS or bool(_PHRASES.search(" ".join(heard))) or bool(
         (_UP | _DOWN) & set(heard))
