@@ -23,6 +23,7 @@ from stream_helpers import (
 
 from jarvis.center.llm.base import LLMReply, LLMTimeoutError, LLMToolCall
 from jarvis.center.llm.scripted import ScriptedBackend, text, tool_call
+from jarvis.center.sentences import split_sentences
 from jarvis.center.store import ConcurrentUpdateError
 
 WORDING = ("It is 20 degrees in Oslo, says Dr. Frost. Rain is 3.5 times likelier "
@@ -82,6 +83,20 @@ def test_an_answer_checked_whole_is_sent_once_it_passed(make_center: Any) -> Non
     events = stream(center, COMMAND, command_body(cid, "capital of peru"))
     assert [d.get("text") for _, d in events[:-1]] == ["Lima is the capital of Peru.",
                                                         "Nice, isn't it?"]
+
+
+def test_words_in_place_of_a_call_not_asked_for_are_checked_whole(make_center: Any) -> None:
+    # A remark acted on is answered with the tools off; that answer is no wording of
+    # results (nothing ran), so nothing of it leaves before it passed its checks.
+    center = make_center(ScriptedBackend([
+        tool_call("open_weather_command", city="Oslo"),
+        text('Glad you liked it. {"name": "open_weather_command", "arguments": {}}')]))
+    cid = conversation_id()
+    center.start(cid, [WEATHER_TOOL])
+    events = stream(center, COMMAND, command_body(cid, "the pizza in Oslo was delicious"))
+    done = events[-1][1]
+    assert done["stop_reason"] == "complete"
+    assert [d["text"] for _, d in events[:-1]] == split_sentences(done["assistant_message"])
 
 
 def test_questions_and_llm_failures_end_in_done_alone(make_center: Any) -> None:

@@ -466,7 +466,7 @@ class Engine:
             if output.message and output.message.strip() and not output.llm_wording:
                 turn.trace["direct_message"] = True
                 return self._complete(turn, output.message.strip())
-        reply = self._call_llm(turn, tools_disabled=True)
+        reply = self._call_llm(turn, tools_disabled=True, wording=True)
         text = (reply.content or "").strip()
         if not text:
             # The model said nothing: speak what the tools said rather than silence.
@@ -660,10 +660,11 @@ class Engine:
     def _call_llm(
         self, turn: Turn, tools_disabled: bool = False,
         focus: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None,
-        must_call: bool = False, only_tool: str | None = None,
+        must_call: bool = False, only_tool: str | None = None, wording: bool = False,
     ) -> LLMReply:
         """One LLM request for the turn; `focus` (messages, tools) replaces the prompt and
-        the tools and asks for a call (a refinement's focused decision)."""
+        the tools and asks for a call (a refinement's focused decision); `wording`: the
+        words for tool results that ran, which a streamed turn sends as they come."""
         since = time.perf_counter()
         history_before = turn.trace["stages_ms"].get("history", 0.0)
         messages, tools = focus or (self._messages(turn), self._tools(turn))
@@ -698,7 +699,7 @@ class Engine:
                 entry[key] = value
         turn.trace["llm_calls"].append(entry)
         try:
-            reply = self._ask_llm(turn, request)
+            reply = self._ask_llm(turn, request, wording)
         except LLMError as exc:
             entry["error"] = f"{type(exc).__name__}: {exc}"
             raise LLMFailed(exc) from exc
@@ -718,10 +719,11 @@ class Engine:
         turn.stage("llm", since)
         return reply
 
-    def _ask_llm(self, turn: Turn, request: LLMRequest) -> LLMReply:
-        """The backend's reply; a streamed turn's wording of tool results (tools off) goes
-        to the events as it is written, and what was sent is what the reply says."""
-        if turn.events is None or not request.tools_disabled:
+    def _ask_llm(self, turn: Turn, request: LLMRequest, wording: bool) -> LLMReply:
+        """The backend's reply; a streamed turn's `wording` of tool results goes to the
+        events as it is written, and what was sent is what the reply says. An answer in
+        words in place of a call is checked whole first (it may be refused)."""
+        if turn.events is None or not wording:
             return self.backend.complete(request)
         try:
             reply = complete_streaming(self.backend, request, turn.events.text)
