@@ -166,6 +166,25 @@ def test_the_call_after_an_answer_keeps_the_values_given_before(make_center: Any
                                                            "time": "19:00"}
 
 
+def test_the_nodes_question_is_asked_once_more_then_let_go(make_center: Any) -> None:
+    backend = ScriptedBackend([tool_call("open_weather_command")] * 3)
+    center = make_center(backend)
+    cid = conversation_id()
+    center.start(cid, [WEATHER_TOOL])
+    said = []
+    reply = center.command(cid, "what's the weather this weekend")
+    for answer in ("how do I make pancakes", "no idea"):
+        call = reply["tool_calls"][0]
+        said.append(center.results(cid, _city_missing(call["id"]))["assistant_message"])
+        reply = center.answer(cid, answer)
+        assert reply["stop_reason"] == "tool_calls"
+    said.append(center.results(cid, _city_missing(reply["tool_calls"][0]["id"]))[
+        "assistant_message"])
+    assert said == ["What city should I use?",
+                    "Sorry, I didn't catch that. What city should I use?",
+                    "Sorry, I still didn't catch the city, so I left it there."]
+
+
 def test_weather_flow_llm_words_the_result(make_center: Any) -> None:
     backend = ScriptedBackend(
         [tool_call("open_weather_command", city="Miami"), text("It's 73 and sunny in Miami.")]

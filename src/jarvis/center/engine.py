@@ -11,10 +11,12 @@ named a tool (naming.py), words where a call belongs and calls where words belon
 node sends back (node_results.py).
 
 Pending states kept with the conversation:
-- `{"kind": "tool_calls", "calls": [{"id", "name"}], "node_failures": n}`: the node runs
-  these and sends their results;
+- `{"kind": "tool_calls", "calls": [{"id", "name"}], "node_failures": n, "asked"}`: the
+  node runs these and sends their results;
 - `{"kind": "validation", "question", "parameter_name", "options", "tool_call_id",
-  "node_failures": n}`: the user is asked, the answer comes back as `validation_response`.
+  "node_failures": n, "asked"}`: the user is asked, the answer comes back as
+  `validation_response`. `asked` lists the (tool, parameter) of each question of the
+  request so far, once per time asked.
 
 A streamed turn (`events`, see turn_events.py) runs the same way. The only differences:
 the LLM's wording of tool results reaches the events while it is written (no check
@@ -281,6 +283,7 @@ class Engine:
         turn.events = events
         pending = record.pending or {}
         waiting = pending.get("kind")
+        turn.asked = Counter((str(t), str(p)) for t, p in pending.get("asked", []))
         if request.tool_results is not None:
             if waiting == "validation":
                 raise BadRequestError("the conversation waits for the user's validation_response")
@@ -296,7 +299,6 @@ class Engine:
         if is_a_new_request(turn, answer, pending.get("tool_name")):
             return self._new_request(turn, answer)
         # The user's answer is new information: the node's failure count starts again.
-        turn.asked = Counter((str(t), str(p)) for t, p in pending.get("asked", []))
         if pending.get("tool_name") and pending.get("parameter_name"):
             turn.answering = (str(pending["tool_name"]), str(pending["parameter_name"]))
             turn.given = self._given(turn, pending)
@@ -318,6 +320,7 @@ class Engine:
         """The user moved on instead of answering: `text` is taken as a request of its
         own, the question left unanswered (see new_request.py)."""
         turn.voice_command, turn.heard_command = text, self._heard(text)
+        turn.asked = Counter()  # the questions were about the request left behind
         turn.trace["voice_command"] = text
         turn.trace["answered_with_a_request"] = True
         return self._take_request(turn, text)
@@ -487,8 +490,7 @@ class Engine:
             )
             values = [str(o) for o in options] if options else None
             call_id = failed[0].tool_call_id
-            return self._ask_user(turn, parameter_question(param, values), param, values,
-                                  call_id, call_name(turn, call_id))
+            return self._ask_value(turn, call_name(turn, call_id), param, values, call_id)
         message = next((r.output.message for r in failed if r.output.message), None)
         return self._error(turn, message or "I couldn't get that command right. Please rephrase.")
 
@@ -598,6 +600,7 @@ class Engine:
             "kind": "tool_calls",
             "calls": [{"id": c.id, "name": c.name} for c in calls],
             "node_failures": turn.node_failures,
+            "asked": [list(a) for a in sorted(turn.asked.elements())],
         }
         message = reply.content.strip() if reply.content and reply.content.strip() else None
         return self._response(turn, "tool_calls", message, calls=calls), pending
@@ -821,8 +824,8 @@ class Engine:
         if len(params) == 1 and problems[0].param is not None:
             problem = problems[0]
             values = list(problem.valid_values) if problem.valid_values else None
-            return self._ask_user(turn, parameter_question(problem.param, values),
-                                  problem.param, values, problem.tool_call_id, problem.tool_name)
+            return self._ask_value(turn, problem.tool_name, problem.param, values,
+                                   problem.tool_call_id)
         return self._error(
             turn, "Sorry, I couldn't work out how to do that. Could you say it another way?"
         )
@@ -840,10 +843,16 @@ class Engine:
         spec = turn.catalog.tools[tool].params.get(param)
         options = list(spec.enum) if spec is not None and spec.enum else None
         kind = spec.type.kind if spec is not None and spec.type is not None else None
+        return self._ask_value(turn, tool, param, options, tool_call_id, kind)
+
+    def _ask_value(
+        self, turn: Turn, tool: str | None, param: str, options: list[str] | None,
+        tool_call_id: str | None, kind: str | None = None,
+    ) -> tuple[ToolCallingResponse, dict[str, Any] | None]:
+        """Ask for `param` of `tool`. An answer that still leaves the value unsaid is asked
+        once more, then let go: no call is sent with a value the user did not give."""
         question = parameter_question(param, options, kind)
-        # An answer that still leaves the value unsaid is asked once more, then let go:
-        # the call is never sent with a value the user did not give.
-        times = turn.asked[(tool, param)]
+        times = turn.asked[(tool, param)] if tool else 0
         if times >= MAX_ASKS:
             turn.trace["unanswered"] = {"tool": tool, "parameter": param}
             return self._complete(turn, not_caught(param))
