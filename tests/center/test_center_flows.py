@@ -185,6 +185,27 @@ def test_the_nodes_question_is_asked_once_more_then_let_go(make_center: Any) -> 
                     "Sorry, I still didn't catch the city, so I left it there."]
 
 
+WATER = function_tool(
+    "water_garden", {"zone": {"type": "string"}, "minutes": {"type": "integer"}},
+    ["zone", "minutes"], "Turn on the sprinklers in one zone for some minutes")
+
+
+def test_a_value_answered_stays_when_the_next_is_asked_for(make_center: Any) -> None:
+    # The model writes a made-up zone once the minutes are answered; the zone answered
+    # first stands.
+    backend = ScriptedBackend([tool_call("water_garden"),
+                               tool_call("water_garden", zone="vegetable bed", minutes=10),
+                               tool_call("water_garden", zone="front", minutes=5)])
+    center = make_center(backend)
+    cid = conversation_id()
+    center.start(cid, [WATER])
+    assert center.command(cid, "water the garden")["assistant_message"] == (
+        "What zone should I use?")
+    assert center.answer(cid, "the vegetable bed")["assistant_message"] == "How many minutes?"
+    [call] = center.answer(cid, "for 5 minutes")["tool_calls"]
+    assert json.loads(call["function"]["arguments"]) == {"zone": "vegetable bed", "minutes": 5}
+
+
 def test_weather_flow_llm_words_the_result(make_center: Any) -> None:
     backend = ScriptedBackend(
         [tool_call("open_weather_command", city="Miami"), text("It's 73 and sunny in Miami.")]

@@ -106,7 +106,7 @@ from jarvis.center.toolspec import build_catalog, catalog_for
 from jarvis.center.turn import GivenCall, Turn, arguments_of, parsed, zone
 from jarvis.center.turn_events import TurnEvents
 from jarvis.center.turn_hints import choice_hints, date_hints, time_hints, tool_hints
-from jarvis.center.unsaid_values import said_only, value_to_ask
+from jarvis.center.unsaid_values import said_only, said_values, value_to_ask
 from jarvis.center.validation import CallProblem, check_call, retry_message
 from jarvis.protocol import (
     ContinueRequest,
@@ -308,9 +308,11 @@ class Engine:
         return self._finish(turn, lambda: self._infer(turn))
 
     def _given(self, turn: Turn, pending: dict[str, Any]) -> GivenCall | None:
-        """The refused call of the node a question followed (None: the center asked
-        before any call was sent)."""
+        """The values given before the question: those said of the call the center
+        asked about, else the node's refused call's (None: neither is known)."""
         tool, param = turn.answering or ("", "")
+        if isinstance(pending.get("given"), dict):
+            return GivenCall(tool, dict(pending["given"]), param)
         call_id = str(pending.get("tool_call_id"))
         call = next((c for c in calls_in(self._history(turn)) if c.id == call_id), None)
         arguments = parsed(call) if call is not None and call.name == tool else None
@@ -571,6 +573,7 @@ class Engine:
                     looked, first = True, lookup
                     continue
             if ask is not None:
+                self._keep_for_the_answer(turn, calls, ask)
                 return self._ask_for(turn, *ask, arguments=arguments)
             if not problems:
                 return self._send_calls(turn, calls, reply)
@@ -579,6 +582,14 @@ class Engine:
             if retries > self.config.max_retries:
                 return self._give_up(turn, problems)
             self._add_retry(turn, calls, problems, retries)
+
+    def _keep_for_the_answer(self, turn: Turn, calls: list[LLMToolCall],
+                             ask: tuple[str, str, str]) -> None:
+        """The values said so far of the call asked about, for the call after the answer."""
+        tool, param, call_id = ask
+        call = next((c for c in calls if c.id == call_id), None)
+        if call is not None:
+            turn.given = GivenCall(tool, said_values(turn, call), param)
 
     def _the_call_meant(self, turn: Turn, reply: LLMReply) -> LLMReply | None:
         """The same request once more, for the call an answer in words stands for, less
@@ -908,6 +919,9 @@ class Engine:
                                                   else [])])
         pending = {"kind": "validation", **validation.model_dump(),
                    "node_failures": turn.node_failures, "asked": [list(a) for a in asked]}
+        given = turn.given
+        if given is not None and (given.tool, given.answered) == (tool_name, param):
+            pending["given"] = given.arguments
         return self._response(turn, "validation_required", question,
                               validation=validation), pending
 

@@ -7,6 +7,11 @@ from collections.abc import Sequence
 __all__ = ["MAX_ASKS", "not_caught", "parameter_question"]
 
 
+_UNITS_OF_TIME = frozenset({"seconds", "minutes", "hours", "days", "weeks", "months", "years"})
+# A parameter named after where its value stands ("to_unit", "from_city").
+_PREPOSITIONS = frozenset({"to", "from", "for", "in", "at", "on", "with", "by"})
+
+
 def parameter_question(param: str | None, options: Sequence[str] | None = None,
                        kind: str | None = None) -> str:
     """The spoken question for one parameter's value ("Which account type: checking or
@@ -18,6 +23,16 @@ def parameter_question(param: str | None, options: Sequence[str] | None = None,
         return f"Which {words}: {choices}?"
     if kind == "bool":
         return f"{words[:1].upper()}{words[1:]}: yes or no?"
+    first, _, rest = words.partition(" ")
+    if first in _PREPOSITIONS and rest:
+        return f"{first.capitalize()} what {rest}?"  # "to_unit": "To what unit?"
+    if kind in ("int", "float"):
+        counted = words.removeprefix("number of ")
+        unit = counted.rpartition(" ")[2]
+        if unit in _UNITS_OF_TIME:
+            return f"How many {unit}?"  # "duration_seconds": "How many seconds?"
+        if counted != words or (counted.endswith("s") and not counted.endswith("ss")):
+            return f"How many {counted}?"  # "number_of_riders", "guests"
     return f"What {words} should I use?"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import replace
+from typing import Any
 
 from jarvis.center import dates
 from jarvis.center.grounding import (
@@ -20,7 +21,7 @@ from jarvis.center.llm.base import LLMReply, LLMToolCall
 from jarvis.center.turn import Turn, parsed, value_sources, zone
 from jarvis.center.validation import CallProblem
 
-__all__ = ["AMOUNT_KINDS", "lacks_a_value", "said_only", "value_to_ask"]
+__all__ = ["AMOUNT_KINDS", "lacks_a_value", "said_only", "said_values", "value_to_ask"]
 
 # Validation problems that only say a required value is absent: asked for, never retried
 # (a retry would have the model make one up).
@@ -54,39 +55,61 @@ def _said_dates(turn: Turn, said: str) -> tuple[list[list[str]], bool]:
 
 def _first_unsaid(turn: Turn, calls: list[LLMToolCall]) -> tuple[str, str, str] | None:
     """(tool, parameter, call id) of the first required value of `calls` that nothing
-    said in the conversation accounts for, and that was not asked for already. Optional
-    values nothing accounts for are taken out of `calls` on the way."""
-    said = value_sources(turn)
-    days, times = _said_dates(turn, said)
-    # How many phrases said each day.
-    days_said = Counter(day for phrase in days for day in {v[:10] for v in phrase})
+    said in the conversation accounts for. Optional values nothing accounts for are
+    taken out of `calls` on the way."""
+    judge = _Judge(turn)
     for index, call in enumerate(calls):
-        spec = turn.catalog.tools[call.name]
-        synonyms = {p.name: p.synonyms for p in spec.params.values() if p.synonyms}
-        schema = spec.parameters
-        arguments = json.loads(call.arguments or "{}")
-        # Values a refinement carried over were accounted for when first said.
-        carried = turn.carried.get(call.id, frozenset())
-        checked = {k: v for k, v in arguments.items() if k not in carried}
-        required = [str(k) for k in schema.get("required") or []]
-        # A value the call holds twice, said once, is not yet said for the first key.
-        repeated = repeated_values(checked, schema, said, tool=call.name,
-                                   days_said=days_said)
-        unsaid = unsaid_required(checked, schema, said, synonyms, times_said=times,
-                                 tool=call.name)
-        for param in [k for k in required if k in unsaid or k in repeated]:
-            turn.trace["unsaid"] = {"tool": call.name, "parameter": param}
-            return call.name, param, call.id
+        unsaid, dropped = judge.unsaid(call)
+        if unsaid:
+            turn.trace["unsaid"] = {"tool": call.name, "parameter": unsaid[0]}
+            return call.name, unsaid[0], call.id
         # Optional values nobody asked for are left out: the command's defaults apply.
-        dropped = unsaid_optional(checked, schema, said, synonyms, times_said=times,
-                                  tool=call.name)
-        dropped += [k for k in repeated if k not in required and k not in dropped]
         if dropped:
-            kept = {k: v for k, v in arguments.items() if k not in dropped}
+            kept = {k: v for k, v in json.loads(call.arguments or "{}").items()
+                    if k not in dropped}
             calls[index] = LLMToolCall(call.id, call.name, json.dumps(kept, ensure_ascii=False))
             turn.trace.setdefault("dropped_unsaid", []).append(
                 {"tool": call.name, "parameters": dropped})
     return None
+
+
+def said_values(turn: Turn, call: LLMToolCall) -> dict[str, Any]:
+    """The values of `call` that what was said accounts for (carried ones included)."""
+    unsaid, dropped = _Judge(turn).unsaid(call)
+    return {k: v for k, v in json.loads(call.arguments or "{}").items()
+            if k not in unsaid and k not in dropped}
+
+
+class _Judge:
+    """Judges calls' values against what the conversation said, read once."""
+
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+        self.said = value_sources(turn)
+        days, self.times = _said_dates(turn, self.said)
+        # How many phrases said each day.
+        self.days_said = Counter(day for phrase in days for day in {v[:10] for v in phrase})
+
+    def unsaid(self, call: LLMToolCall) -> tuple[list[str], list[str]]:
+        """The required keys of `call` nothing accounts for, in declared order, and the
+        optional ones."""
+        spec = self.turn.catalog.tools[call.name]
+        synonyms = {p.name: p.synonyms for p in spec.params.values() if p.synonyms}
+        schema = spec.parameters
+        arguments = json.loads(call.arguments or "{}")
+        # Values a refinement carried over were accounted for when first said.
+        carried = self.turn.carried.get(call.id, frozenset())
+        checked = {k: v for k, v in arguments.items() if k not in carried}
+        required = [str(k) for k in schema.get("required") or []]
+        # A value the call holds twice, said once, is not yet said for the first key.
+        repeated = repeated_values(checked, schema, self.said, tool=call.name,
+                                   days_said=self.days_said)
+        unsaid = unsaid_required(checked, schema, self.said, synonyms, times_said=self.times,
+                                 tool=call.name)
+        dropped = unsaid_optional(checked, schema, self.said, synonyms, times_said=self.times,
+                                  tool=call.name)
+        dropped += [k for k in repeated if k not in required and k not in dropped]
+        return [k for k in required if k in unsaid or k in repeated], dropped
 
 
 def said_only(turn: Turn, reply: LLMReply) -> LLMReply | None:
