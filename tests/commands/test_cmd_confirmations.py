@@ -108,7 +108,8 @@ CALLS: dict[str, list[Call]] = {
         ("weather in Paris tomorrow and tomorrow night", lambda: {
             "city": "Paris", "resolved_datetimes": [_local(1), _local(1, 21)]}),
     ],
-    "get_current_time": [("what time is it", {})],
+    "get_current_time": [("what time is it", {}),
+                         ("what day is it tomorrow", lambda: {"day": _local(1)[:10]})],
     "todo_list": [("add call mom tomorrow to my to-do list",
                    {"action": "add", "items": ["call mom tomorrow"]})],
     "shopping_list": [("add milk to the shopping list", {"action": "add", "items": ["milk"]})],
@@ -123,7 +124,7 @@ def _temporal(command: IJarvisCommand) -> bool:
 
 def test_every_builtin_that_takes_a_when_is_covered() -> None:
     takes_when = {c.command_name for c in builtin_commands() if _temporal(c)}
-    assert takes_when == {"reminder", "set_timer", "get_weather"}
+    assert takes_when == {"reminder", "set_timer", "get_weather", "get_current_time"}
     assert takes_when <= set(CALLS)
 
 

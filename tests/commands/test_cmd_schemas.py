@@ -15,7 +15,7 @@ EXPECTED = {
     "set_timer": {"duration", "label"},
     "check_timers": set(),
     "cancel_timer": {"label", "all_timers"},
-    "get_current_time": {"location"},
+    "get_current_time": {"location", "day"},
     "convert_measurement": {"value", "from_unit", "to_unit"},
     "reminder": {"action", "text", "resolved_datetimes", "time"},
     "todo_list": {"action", "items"},
