@@ -206,6 +206,20 @@ def test_a_value_answered_stays_when_the_next_is_asked_for(make_center: Any) -> 
     assert json.loads(call["function"]["arguments"]) == {"zone": "vegetable bed", "minutes": 5}
 
 
+def test_the_nodes_question_is_worded_by_the_parameters_kind(make_center: Any) -> None:
+    # Optional in the schema, needed by the node all the same.
+    optional = function_tool("water_garden", {"zone": {"type": "string"},
+                                              "minutes": {"type": "integer"}}, ["zone"])
+    center = make_center(ScriptedBackend([tool_call("water_garden", zone="front lawn")]))
+    cid = conversation_id()
+    center.start(cid, [optional])
+    call = center.command(cid, "water the front lawn")["tool_calls"][0]
+    asked = center.results(cid, (call["id"], {"success": False, "message": "How long?",
+                                              "context": {"_validation_error": True, "errors": [
+                                                  {"param_name": "minutes"}]}}))
+    assert asked["assistant_message"] == "How many minutes?"
+
+
 def test_weather_flow_llm_words_the_result(make_center: Any) -> None:
     backend = ScriptedBackend(
         [tool_call("open_weather_command", city="Miami"), text("It's 73 and sunny in Miami.")]

@@ -492,7 +492,11 @@ class Engine:
             )
             values = [str(o) for o in options] if options else None
             call_id = failed[0].tool_call_id
-            return self._ask_value(turn, call_name(turn, call_id), param, values, call_id)
+            tool = call_name(turn, call_id)
+            spec = turn.catalog.tools[tool].params.get(param) if tool in turn.catalog.tools \
+                else None
+            kind = spec.type.kind if spec is not None and spec.type is not None else None
+            return self._ask_value(turn, tool, param, values, call_id, kind)
         message = next((r.output.message for r in failed if r.output.message), None)
         return self._error(turn, message or "I couldn't get that command right. Please rephrase.")
 
