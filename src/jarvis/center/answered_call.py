@@ -1,8 +1,8 @@
 """The call after an answer keeps what the user gave before the question.
 
-"Remind me to water the plants" ran as a call without a time; the node refused it and
-the user was asked "What time should I use?". Given "in two hours", the model wrote the
-call anew and put the answer into the reminder's text as well. The values of the refused
+"Book a table at Luigi's" ran as a call without a time; the node refused it and the
+user was asked "What time should I use?". Given "at 7 pm", the model wrote the call
+anew and put the answer into the restaurant's name as well. The values of the refused
 call were checked against what the user said when it was made, and the answer was for
 one parameter only: the new call of that tool keeps every other value the refused call
 held, and those count as said (they are carried, as in a refinement).

@@ -363,8 +363,8 @@ def _flag_said(key: str, said: str, tool: str) -> bool:
     `get_ride`'s `shared_ride`), nor do the words that frame it ("good" of
     `good_for_kids`)."""
     heard, named = words(said), words(tool.replace("_", " "))
-    # A close form of the tool's own word is that word: "timers" of `all_timers` is
-    # not said by "cancel the eggs timer" for `cancel_timer`.
+    # A close form of the tool's own word is that word: "parcels" of `all_parcels` is
+    # not said by "stop tracking the blue parcel" for `stop_parcel`.
     return any(word_said(w, heard) for w in words(key.replace("_", " "))
                if len(w) >= 3 and w not in FUNCTION_WORDS and w not in _FLAG_FRAMES
                and not word_said(w, named))

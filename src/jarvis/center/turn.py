@@ -134,8 +134,8 @@ def value_sources(turn: Turn) -> str:
     its questions included) and, when it goes on from the last request ("and tomorrow?",
     "now multiply that by 2"), in that one; and the tool results of this request and of
     the last one that had any. A value said for an earlier request is no value of a new
-    one ("set a timer" after a reminder "in two hours"), and a model copying a number
-    from an older result would make up a value nobody meant."""
+    one ("book a courier" after a hotel booked "for two nights"), and a model copying a
+    number from an older result would make up a value nobody meant."""
     messages = [*(turn.history or []), *turn.new_messages]
     *earlier, current = _requests(messages)
     recent = {id(m) for m in current}
