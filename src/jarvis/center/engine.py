@@ -493,10 +493,7 @@ class Engine:
             values = [str(o) for o in options] if options else None
             call_id = failed[0].tool_call_id
             tool = call_name(turn, call_id)
-            spec = turn.catalog.tools[tool].params.get(param) if tool in turn.catalog.tools \
-                else None
-            kind = spec.type.kind if spec is not None and spec.type is not None else None
-            return self._ask_value(turn, tool, param, values, call_id, kind)
+            return self._ask_value(turn, tool, param, values, call_id, _kind_of(turn, tool, param))
         message = next((r.output.message for r in failed if r.output.message), None)
         return self._error(turn, message or "I couldn't get that command right. Please rephrase.")
 
@@ -857,8 +854,8 @@ class Engine:
             return self._complete(turn, REFUSAL)
         spec = turn.catalog.tools[tool].params.get(param)
         options = list(spec.enum) if spec is not None and spec.enum else None
-        kind = spec.type.kind if spec is not None and spec.type is not None else None
-        return self._ask_value(turn, tool, param, options, tool_call_id, kind)
+        return self._ask_value(turn, tool, param, options, tool_call_id,
+                               _kind_of(turn, tool, param))
 
     def _ask_value(
         self, turn: Turn, tool: str | None, param: str, options: list[str] | None,
@@ -939,6 +936,12 @@ class Engine:
         turn.new_messages.append({"role": "assistant", "content": text})
         turn.trace["error"] = text
         return self._response(turn, "error", text), None
+
+
+def _kind_of(turn: Turn, tool: str | None, param: str) -> str | None:
+    """The declared kind of `param` of `tool` ("int", "str", ...), None when unknown."""
+    spec = turn.catalog.tools[tool].params.get(param) if tool in turn.catalog.tools else None
+    return spec.type.kind if spec is not None and spec.type is not None else None
 
 
 def _trace_retry(turn: Turn, calls: list[LLMToolCall], problems: list[CallProblem],
